@@ -1,0 +1,30 @@
+# `make demo` and `make test` do everything on a fresh machine: venv, install, run.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e ".[test,bench,dask]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/swvp demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/synthetic.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,19 @@
+"""Numerical settings shared by every compiled kernel.
+
+Kernels import their decorator options and dtypes from here; no other module writes numba flags or dtype literals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Floating dtype of weights, scores and update coefficients.
+FLOAT = np.float64
+#: Integer dtype of feature ids, labels, offsets and heads.
+INT = np.int64
+
+#: Options for every ``numba.njit`` kernel: cached on disk so that a second process starts warm.
+NJIT = {"cache": True, "nogil": True}
+
+#: Tolerance of the violation test (ALGORITHMS.md §1.3): a margin m is violating iff m <= EPS.
+EPS = 1e-9

@@ -1,0 +1,1 @@
+"""swvp.features."""

@@ -1,0 +1,1 @@
+"""swvp.inference._kernels."""
