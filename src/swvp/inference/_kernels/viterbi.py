@@ -1,0 +1,75 @@
+"""First-order Viterbi kernel (njit, arrays only).
+
+Score of a label sequence y of length n: ``Σ_i E[i, y_i] + T[i, y_{i-1}, y_i]`` with ``y_{-1} = START = K``.
+Ties (ALGORITHMS.md §0): the smallest label id wins, at every back-pointer and at the last position.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from swvp._config import NJIT
+
+
+@njit(**NJIT)
+def viterbi1(E, T, n, K, out, delta, bp):
+    """Write the argmax sequence of the first ``n`` rows of ``E`` (n, K) / ``T`` (n, K+1, K) into ``out[:n]``.
+
+    ``delta`` (>= n, K) float and ``bp`` (>= n, K) int are scratch buffers. Returns the best score.
+    """
+    if n == 0:
+        return 0.0
+    for y in range(K):
+        delta[0, y] = E[0, y] + T[0, K, y]
+    for i in range(1, n):
+        for y in range(K):
+            best = -np.inf
+            arg = 0
+            for p in range(K):
+                s = delta[i - 1, p] + T[i, p, y]
+                if s > best:  # strict: the smallest p wins ties
+                    best = s
+                    arg = p
+            delta[i, y] = best + E[i, y]
+            bp[i, y] = arg
+    best = -np.inf
+    arg = 0
+    for y in range(K):
+        if delta[n - 1, y] > best:
+            best = delta[n - 1, y]
+            arg = y
+    out[n - 1] = arg
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = bp[i, out[i]]
+    return best
+
+
+@njit(**NJIT)
+def sequence_score1(E, T, y, n, K):
+    """Score ``Σ_i E[i, y_i] + T[i, y_{i-1}, y_i]`` of the labels ``y[:n]``."""
+    s = 0.0
+    prev = K
+    for i in range(n):
+        s += E[i, y[i]] + T[i, prev, y[i]]
+        prev = y[i]
+    return s
+
+
+@njit(**NJIT)
+def score_difference1(E, T, y, z, lo, hi, n, K):
+    """``score(y) − score(z)`` restricted to the factors at positions ``lo..hi-1`` (clipped to n).
+
+    When y and z agree outside ``lo..hi-2`` this is the full difference w·ΔΦ(x, y, z): the common factors cancel.
+    """
+    s = 0.0
+    if hi > n:
+        hi = n
+    for i in range(lo, hi):
+        py = K if i == 0 else y[i - 1]
+        pz = K if i == 0 else z[i - 1]
+        if y[i] != z[i]:
+            s += E[i, y[i]] - E[i, z[i]]
+        if y[i] != z[i] or py != pz:
+            s += T[i, py, y[i]] - T[i, pz, z[i]]
+    return s

@@ -1,0 +1,63 @@
+"""Integer codes that carry the learner's choices into compiled kernels (resolved once at the API edge).
+
+``ucfg_i`` (int64) and ``ucfg_f`` (float64) arrays hold an update rule; ``STAT_*`` index the per-epoch
+statistics array a kernel fills.
+"""
+
+# update rule (ucfg_i[U_RULE])
+RULE_FULL = 0  # Collins: ΔΦ(x, y, z)
+RULE_WV = 1  # SWVP: Σ_J γ_J ΔΦ(x, y, m^J)
+
+# ucfg_i slots
+U_RULE = 0
+U_JJ = 1  # JJ_SINGLE / JJ_FULL / JJ_EXPLICIT
+U_SCHEME = 2  # GAMMA_WM / GAMMA_WMR
+U_MODE = 3  # MODE_AGGRESSIVE / MODE_BALANCED
+U_WMR_N = 4  # WMR_N_SET / WMR_N_JJ
+U_WMR_RANKS = 5  # RANKS_DEFAULT / RANKS_SWVM
+U_INCLUDE_EQUAL = 6  # 0 / 1 (code-compatible: keep positions where prediction equals gold, margin 0)
+U_ZERO = 7  # ZERO_UNIFORM / ZERO_BACKOFF (all margins in S within eps of 0)
+U_EMPTY = 8  # EMPTY_BACKOFF / EMPTY_PASSIVE (I^v empty)
+U_COND2 = 9  # 0 / 1 enforce condition (2)
+N_UCFG_I = 10
+
+# ucfg_f slots
+F_BETA = 0
+F_EPS = 1
+N_UCFG_F = 2
+
+JJ_SINGLE = 0
+JJ_FULL = 1
+JJ_EXPLICIT = 2
+
+GAMMA_WM = 0
+GAMMA_WMR = 1
+
+MODE_AGGRESSIVE = 0
+MODE_BALANCED = 1
+
+WMR_N_SET = 0
+WMR_N_JJ = 1
+
+RANKS_DEFAULT = 0
+RANKS_SWVM = 1
+
+ZERO_UNIFORM = 0
+ZERO_BACKOFF = 1
+
+EMPTY_BACKOFF = 0
+EMPTY_PASSIVE = 1
+
+# statistics slots (float64 array filled by an epoch kernel)
+STAT_MISTAKES = 0  # examples whose prediction differed from gold
+STAT_UPDATES = 1  # updates made
+STAT_BACKOFFS = 2  # SWVP updates that fell back to the CSP update
+STAT_IV_RATIO_SUM = 3  # Σ |I^v| / |S_all| over SWVP updates
+STAT_IV_RATIO_N = 4
+STAT_COND2_FAIL = 5  # balanced updates whose γ breaks condition (2) (before any repair)
+STAT_COND2_CHECKED = 6
+STAT_TOKENS_WRONG = 7  # online (pre-update) token errors
+STAT_TOKENS = 8
+STAT_INVALID = 9  # updates with w·ΔΦ > eps before the update (ALGORITHMS.md §2.4)
+STAT_LOG_OVERFLOW = 10
+N_STATS = 11

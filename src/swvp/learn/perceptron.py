@@ -1,0 +1,175 @@
+"""The perceptron loop: w += update(x, y, w) over examples, for T epochs (DESIGN.md "the idea").
+
+The search (how a violation is found) and the update rule (how it becomes an update vector) are separate
+objects; averaging (lazy w, u, c — ALGORITHMS.md §5) and voting sit outside both. One compiled kernel call per
+epoch; the Python loop around it handles shuffling, statistics, dev evaluation, callbacks and interruption.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from swvp._config import FLOAT, INT
+from swvp.learn import _codes as C
+from swvp.learn.averaging import VotedWeights
+from swvp.learn.protocol import StructuredProblem
+from swvp.learn.search import Exact, make_search
+from swvp.learn.updates import Full, WeightedViolations, make_update
+from swvp.model.weights import WeightTable
+
+
+@dataclass
+class EpochStats:
+    """Diagnostics of one epoch (printed with ``--verbose``; ALGORITHMS.md §1.4 and §2.4)."""
+
+    epoch: int
+    mistakes: int
+    updates: int
+    backoffs: int
+    mean_violation_ratio: float  # mean |I^v| / |S| over SWVP updates (nan for CSP)
+    cond2_failures: int
+    cond2_checked: int
+    invalid_updates: int
+    online_accuracy: float  # token accuracy of the predictions made during the epoch (before each update)
+    train_accuracy: float | None = None  # averaged-weights token accuracy on the training set (if tracked)
+    dev_accuracy: float | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TrainResult:
+    """What :meth:`Perceptron.train` returns: the weight table, per-epoch history and the best epoch."""
+
+    weights: WeightTable
+    history: list[EpochStats] = field(default_factory=list)
+    best_epoch: int | None = None
+    best_weights: np.ndarray | None = None  # averaged (or last) weights at the best dev epoch
+    voted: VotedWeights | None = None
+    interrupted: bool = False
+
+    def final_weights(self, averaged: bool = True) -> np.ndarray:
+        return self.weights.averaged() if averaged else self.weights.current()
+
+
+class Perceptron:
+    """A structured perceptron with a swappable search and update rule.
+
+    Parameters
+    ----------
+    search : :class:`~swvp.learn.search.Exact` (default) or a name.
+    update : :class:`~swvp.learn.updates.Full` (CSP, default), :class:`~swvp.learn.updates.WeightedViolations`
+        (SWVP) or a name.
+    average : report the averaged weights (lazy averaging); the last iterate is always kept too.
+    voted : also keep every intermediate weight vector (as a log) for Freund & Schapire's voted prediction.
+    epochs : the maximum number of passes T (ALGORITHMS.md §9: 10).
+    stop_when_separated : stop after an epoch with zero mistakes.
+    shuffle : a seeded per-epoch shuffle of the training order (False: file order).
+    random_state : seed of the shuffle; same seed → bit-identical weights.
+    track_train_accuracy : after each epoch, decode the training set with the averaged weights.
+    """
+
+    def __init__(self, *, search: Exact | str = "exact", update: Full | WeightedViolations | str = "csp",
+                 average: bool = True, voted: bool = False, epochs: int = 10, stop_when_separated: bool = True,
+                 shuffle: bool = True, random_state: int | None = 0, track_train_accuracy: bool = False):
+        self.search = search
+        self.update = update
+        self.average = average
+        self.voted = voted
+        self.epochs = epochs
+        self.stop_when_separated = stop_when_separated
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.track_train_accuracy = track_train_accuracy
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in ("search", "update", "average", "voted", "epochs",
+                                              "stop_when_separated", "shuffle", "random_state",
+                                              "track_train_accuracy")}
+
+    def resolved(self) -> tuple[Exact, Full | WeightedViolations]:
+        """The search and update objects (names resolved through the registries)."""
+        search = make_search(self.search) if isinstance(self.search, str) else self.search
+        update = make_update(self.update) if isinstance(self.update, str) else self.update
+        return search, update
+
+    def train(self, problem: StructuredProblem, *, dev: StructuredProblem | None = None,
+              on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+              weights: WeightTable | None = None) -> TrainResult:
+        """Run up to ``epochs`` passes over ``problem``; return weights and diagnostics.
+
+        With ``dev``, each epoch's weights (averaged if ``average``) are scored on it and the best epoch's
+        weights kept in ``best_weights``. Ctrl-C stops after the current epoch's kernel returns and keeps
+        everything learned so far (``interrupted=True``). ``weights`` resumes from a checkpoint.
+        """
+        if int(self.epochs) < 1:
+            raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
+        search, update = self.resolved()
+        codes = update.codes()
+        rng = np.random.default_rng(self.random_state)
+        table = weights if weights is not None else WeightTable(problem.weight_size)
+        result = TrainResult(table)
+        log = None
+        if self.voted:
+            result.voted = VotedWeights(problem.weight_size)
+        best = -np.inf
+        order = np.arange(problem.n_examples, dtype=INT)
+        for epoch in range(1, int(self.epochs) + 1):
+            t0 = time.perf_counter()
+            if self.shuffle:
+                order = rng.permutation(problem.n_examples).astype(INT)
+            stats = np.zeros(C.N_STATS, FLOAT)
+            c_before = table.c
+            if self.voted:
+                cap = problem.log_capacity(codes)
+                log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
+                       "updates": np.zeros(2 * problem.n_examples, INT)}
+            try:
+                problem.run_epoch(table, order, search, codes, stats, log)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                break
+            if self.voted:
+                if stats[C.STAT_LOG_OVERFLOW]:
+                    raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
+                result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
+            es = _epoch_stats(epoch, stats)
+            current = table.averaged() if self.average else table.w
+            if self.track_train_accuracy:
+                es.train_accuracy = problem.accuracy(current)
+            if dev is not None:
+                es.dev_accuracy = dev.accuracy(current)
+                if es.dev_accuracy > best:
+                    best = es.dev_accuracy
+                    result.best_epoch = epoch
+                    result.best_weights = current.copy()
+            es.seconds = time.perf_counter() - t0
+            result.history.append(es)
+            if on_epoch is not None:
+                on_epoch(es, result)
+            if self.stop_when_separated and es.mistakes == 0:
+                break
+        if dev is None and result.history:
+            result.best_epoch = result.history[-1].epoch
+        return result
+
+
+def _epoch_stats(epoch: int, s: np.ndarray) -> EpochStats:
+    ratio_n = s[C.STAT_IV_RATIO_N]
+    return EpochStats(
+        epoch=epoch,
+        mistakes=int(s[C.STAT_MISTAKES]),
+        updates=int(s[C.STAT_UPDATES]),
+        backoffs=int(s[C.STAT_BACKOFFS]),
+        mean_violation_ratio=float(s[C.STAT_IV_RATIO_SUM] / ratio_n) if ratio_n else float("nan"),
+        cond2_failures=int(s[C.STAT_COND2_FAIL]),
+        cond2_checked=int(s[C.STAT_COND2_CHECKED]),
+        invalid_updates=int(s[C.STAT_INVALID]),
+        online_accuracy=float(1.0 - s[C.STAT_TOKENS_WRONG] / s[C.STAT_TOKENS]) if s[C.STAT_TOKENS] else float("nan"),
+    )

@@ -1,0 +1,32 @@
+"""The interface between the perceptron loop and a structure (DESIGN.md: learn never imports a task)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from swvp.learn.search import Exact
+from swvp.learn.updates import UpdateCodes
+from swvp.model.weights import WeightTable
+
+
+class StructuredProblem(Protocol):
+    """A training set of one structure type, able to run compiled epochs and decode.
+
+    ``run_epoch`` runs one pass over ``order`` with the given search and update codes, updating ``weights``
+    in place (``w``, ``u``, ``c``) and filling ``stats`` (learn/_codes.py STAT_*); with ``log`` (voted
+    perceptron) it records every weight change.
+    """
+
+    n_examples: int
+    weight_size: int
+
+    def run_epoch(self, weights: WeightTable, order: np.ndarray, search: Exact, update: UpdateCodes,
+                  stats: np.ndarray, log: dict | None = None) -> None: ...
+
+    def decode(self, w: np.ndarray) -> np.ndarray: ...
+
+    def accuracy(self, w: np.ndarray) -> float: ...
+
+    def log_capacity(self, update: UpdateCodes) -> int: ...

@@ -1,0 +1,84 @@
+"""Label sequences (first-order chains) as a :class:`~swvp.learn.protocol.StructuredProblem`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from swvp._config import INT
+from swvp.features.sequence import SequenceFeatures
+from swvp.learn import _codes as C
+from swvp.learn._kernels import decode_corpus1, train_epoch_exact1
+from swvp.learn.search import Exact
+from swvp.learn.updates import UpdateCodes
+from swvp.model.layout import SequenceLayout
+from swvp.model.weights import WeightTable
+
+
+class SequenceProblem:
+    """Features, gold labels (or none, for decoding only) and the label count of a first-order chain."""
+
+    def __init__(self, features: SequenceFeatures, n_labels: int, labels: np.ndarray | None = None):
+        self.features = features
+        self.n_labels = int(n_labels)
+        if labels is not None:
+            labels = np.ascontiguousarray(labels, dtype=INT)
+            if labels.shape != (features.n_tokens,):
+                raise ValueError(f"labels must have one entry per token ({features.n_tokens}), got {labels.shape}")
+            if labels.size and (labels.min() < 0 or labels.max() >= self.n_labels):
+                raise ValueError("label id out of range")
+        self.labels = labels
+        self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_labels)
+
+    @property
+    def n_examples(self) -> int:
+        return self.features.n_sentences
+
+    @property
+    def weight_size(self) -> int:
+        return self.layout.size
+
+    def _args(self):
+        f = self.features
+        return f.fptr, f.fids, f.tptr, f.tids
+
+    def run_epoch(self, weights: WeightTable, order: np.ndarray, search: Exact, update: UpdateCodes,
+                  stats: np.ndarray, log: dict | None = None) -> None:
+        if self.labels is None:
+            raise ValueError("a problem without labels cannot be trained on")
+        if not isinstance(search, Exact):
+            raise NotImplementedError(f"search {search!r} is not available for sequences yet")
+        if log is None:
+            log_idx, log_val, log_n, upd = np.zeros(0, INT), np.zeros(0), np.zeros(1, INT), np.zeros(0, INT)
+        else:
+            log_idx, log_val, log_n, upd = log["idx"], log["val"], log["n"], log["updates"]
+        weights.c = train_epoch_exact1(
+            weights.w, weights.u, weights.c, *self._args(), self.features.offsets, self.labels,
+            np.ascontiguousarray(order, dtype=INT), self.n_labels, self.layout.toff,
+            update.ucfg_i, update.ucfg_f, update.jj_ptr, update.jj_pos, stats, log_idx, log_val, log_n, upd,
+        )
+
+    def decode(self, w: np.ndarray) -> np.ndarray:
+        """Viterbi labels of every token under weights ``w``."""
+        out = np.zeros(self.features.n_tokens, INT)
+        decode_corpus1(w, *self._args(), self.features.offsets, self.n_labels, self.layout.toff, out)
+        return out
+
+    def accuracy(self, w: np.ndarray) -> float:
+        """Token accuracy of :meth:`decode` against the gold labels."""
+        if self.labels is None or self.labels.size == 0:
+            return float("nan")
+        return float(np.mean(self.decode(w) == self.labels))
+
+    def log_capacity(self, update: UpdateCodes) -> int:
+        """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""
+        f = self.features
+        per_tok = np.diff(f.fptr) + np.diff(f.tptr)
+        per_sent = np.add.reduceat(per_tok, f.offsets[:-1]) if per_tok.size else np.zeros(0, INT)
+        per_sent[np.diff(f.offsets) == 0] = 0
+        if update.ucfg_i[C.U_RULE] == C.RULE_FULL:
+            mult = 1
+        elif update.ucfg_i[C.U_JJ] == C.JJ_EXPLICIT:
+            mult = max(2, update.jj_ptr.shape[0] - 1) + 1
+        else:
+            mult = 3  # each position is touched by at most two single-position sets, or once by a back-off
+        return int(2 * 2 * mult * per_sent.sum()) + 16
