@@ -156,7 +156,7 @@ def _unmix(y, mix, lo, hi, n):
 
 @njit(**NJIT)
 def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z, ucfg_i, ucfg_f, jj_ptr, jj_pos,
-                 stats, log_idx, log_val, log_n):
+                 stats, log_idx, log_val, log_n, scratch_i, scratch_f):
     """One SWVP update on a chain for gold y and prediction z ≠ y (ALGORITHMS.md §1.5).
 
     Margins w·Δφ(x, y, m^J) come from the score arrays E, T of the current weights. Empty I^v (or, with
@@ -171,9 +171,11 @@ def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z,
         n_sets = 1
     else:
         n_sets = jj_ptr.shape[0] - 1
-    mix = y[:n].copy()
-    idx = np.empty(n_sets, np.int64)  # set index of each member of I
-    marg = np.empty(n_sets)
+    mix = scratch_i[2, :n]
+    for p in range(n):
+        mix[p] = y[p]
+    idx = scratch_i[0]  # set index of each member of I
+    marg = scratch_f[0]
     m_all = 0
     n_viol = 0
     for k in range(n_sets):
@@ -199,8 +201,8 @@ def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z,
             backoff = True
         else:
             balanced = True  # SWVM: fall back to the non-violating mixed assignments
-    s_idx = np.empty(m_all, np.int64)
-    s_marg = np.empty(m_all)
+    s_idx = scratch_i[1]
+    s_marg = scratch_f[1]
     m = 0
     if not backoff:
         for q in range(m_all):
@@ -214,7 +216,7 @@ def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z,
                 if abs(s_marg[q]) > eps:
                     allzero = False
             backoff = allzero
-    gamma = np.zeros(max(m, 1))
+    gamma = scratch_f[2]
     if not backoff:
         set_gamma(s_marg, m, ucfg_i[U_SCHEME], ucfg_f[F_BETA], n, ucfg_i[U_WMR_N], ucfg_i[U_WMR_RANKS], eps, gamma)
         if balanced:
@@ -283,6 +285,9 @@ def train_epoch_exact1(w, u, c0, fptr, fids, tptr, tids, offsets, gold, order, K
     delta = np.empty((maxlen, K))
     bp = np.zeros((maxlen, K), np.int64)
     z = np.zeros(maxlen, np.int64)
+    width = max(maxlen, jj_ptr.shape[0])
+    scratch_i = np.zeros((3, width), np.int64)
+    scratch_f = np.zeros((3, width))
     eps = ucfg_f[F_EPS]
     c = c0
     n_upd = 0
@@ -313,7 +318,7 @@ def train_epoch_exact1(w, u, c0, fptr, fids, tptr, tids, offsets, gold, order, K
                            log_idx, log_val, log_n)
             else:
                 swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z, ucfg_i, ucfg_f,
-                             jj_ptr, jj_pos, stats, log_idx, log_val, log_n)
+                             jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
             if upd_example.shape[0] > 0:
                 upd_example[2 * n_upd] = c
                 upd_example[2 * n_upd + 1] = log_n[0]

@@ -23,20 +23,18 @@ def fill_scores1(w, fptr, fids, tptr, tids, s0, n, K, toff, E, T):
     KK = (K + 1) * K
     for i in range(n):
         t = s0 + i
-        for y in range(K):
-            E[i, y] = 0.0
+        Ei = E[i]
+        Ei[:] = 0.0
         for q in range(fptr[t], fptr[t + 1]):
             base = fids[q] * K
             for y in range(K):
-                E[i, y] += w[base + y]
-        for p in range(K + 1):
-            for y in range(K):
-                T[i, p, y] = 0.0
+                Ei[y] += w[base + y]
+        Ti = T[i].reshape(KK)  # contiguous (K+1)*K block: one flat loop per feature
+        Ti[:] = 0.0
         for q in range(tptr[t], tptr[t + 1]):
             base = toff + tids[q] * KK
-            for p in range(K + 1):
-                for y in range(K):
-                    T[i, p, y] += w[base + p * K + y]
+            for j in range(KK):
+                Ti[j] += w[base + j]
 
 
 @njit(**NJIT)

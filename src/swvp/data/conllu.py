@@ -1,0 +1,406 @@
+"""CoNLL-U treebanks: read with strict validation, write back byte-identical with predicted columns replaced.
+
+A sentence is a block of non-empty lines: comments (``# ...``) first, then one line per token with ten tab-separated
+columns ``ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC``. Tagging and parsing see only the *syntactic words*
+(integer IDs ``1..n``); multiword-token ranges (``1-2``) and empty nodes (``8.1``) are checked and kept verbatim so
+that :func:`write_conllu` reproduces them. Field values are parsed with the ``conllu`` library
+(:func:`conllu.parser.parse_id_value`, :func:`conllu.parser.parse_int_value`, :func:`conllu.parser.parse_comment_line`,
+and its default field parsers in :meth:`ConlluSentence.to_tokenlist`); columns are split on tabs here, because the
+library's line splitter also splits on runs of two spaces, which UD allows inside FORM and LEMMA.
+
+Validation (every failure is a :class:`~swvp.exceptions.DataError` with the file and the 1-based line):
+
+* file level (see :mod:`swvp.data.textio`): invalid UTF-8, a BOM, CRLF / CR line endings; an empty file; a file
+  without any sentence; a line holding only whitespace;
+* token lines: a column count other than 10; an ID that is not an integer, a range ``a-b`` or an empty node ``k.m``;
+  word IDs not running ``1..n`` in order; ranges that do not start at the next word, overlap or run past the last
+  word; empty nodes out of place; a HEAD that is neither ``_`` nor an integer, or outside ``0..n``;
+* sentence shape: comment lines after the first token line; a sentence without words;
+* gold trees (``read_conllu(..., validate_trees=True)`` or :func:`check_trees`): a missing HEAD (``_``), more than one
+  word with HEAD 0, a cycle (which includes "no root"); the error names the offending word's line.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from conllu.exceptions import ParseException
+from conllu.models import Metadata, Token, TokenList
+from conllu.parser import (
+    DEFAULT_FIELD_PARSERS,
+    DEFAULT_FIELDS,
+    parse_comment_line,
+    parse_id_value,
+    parse_int_value,
+)
+
+from swvp._config import INT
+from swvp.data.textio import PathLike, atomic_write_text, join_lines, read_text, split_lines
+from swvp.exceptions import DataError
+
+__all__ = [
+    "ConlluCorpus",
+    "ConlluSentence",
+    "check_trees",
+    "find_tree_error",
+    "format_conllu",
+    "read_conllu",
+    "write_conllu",
+]
+
+N_COLUMNS = 10
+#: Column index (0-based) of each replaceable field.
+_UPOS, _XPOS, _HEAD, _DEPREL = 3, 4, 6, 7
+
+# IDs and HEADs are small integers repeated across the file: memoise the library's parsers (errors are not cached).
+_parse_id = functools.lru_cache(maxsize=8192)(parse_id_value)
+_parse_int = functools.lru_cache(maxsize=8192)(parse_int_value)
+
+
+@dataclass(slots=True, eq=False)
+class ConlluSentence:
+    """One sentence: its syntactic words as parallel lists, plus the raw lines needed to write it back.
+
+    ``heads`` has shape ``(n + 1,)``: ``heads[0] = -1`` stands for the artificial root, ``heads[d]`` is the head of
+    word ``d`` (0 = root), ``-1`` where HEAD is ``_``; it is ``None`` when HEAD is ``_`` for every word.
+    """
+
+    forms: list[str]
+    lemmas: list[str]
+    upos: list[str]
+    xpos: list[str]
+    heads: np.ndarray | None
+    deprels: list[str]
+    #: File line (1-based) of each word.
+    line_numbers: list[int]
+    #: Every line of the sentence as read (comments, ranges, empty nodes, words), without ``\n``.
+    lines: list[str]
+    #: Index into ``lines`` of each word.
+    word_rows: list[int]
+    #: File line of ``lines[0]``.
+    first_line: int
+    #: Number of empty lines after the sentence.
+    blank_after: int = 0
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    @property
+    def comments(self) -> list[str]:
+        """The comment lines, verbatim."""
+        return [line for line in self.lines if line.startswith("#")]
+
+    @property
+    def metadata(self) -> dict[str, str | None]:
+        """Comment key/value pairs (``sent_id``, ``text``, ...) as parsed by the ``conllu`` library."""
+        meta: dict[str, str | None] = {}
+        for line in self.comments:
+            for key, value in parse_comment_line(line):
+                meta[key] = value
+        return meta
+
+    def to_tokenlist(self) -> TokenList:
+        """The sentence as a ``conllu.TokenList`` (all tokens, FEATS/MISC/DEPS parsed by the library)."""
+        tokens = []
+        for line in self.lines:
+            if line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            token = Token()
+            for i, name in enumerate(DEFAULT_FIELDS):
+                parser = DEFAULT_FIELD_PARSERS.get(name)
+                token[name] = parser(cols, i) if parser is not None else cols[i]
+            tokens.append(token)
+        return TokenList(tokens, Metadata(self.metadata), default_fields=DEFAULT_FIELDS)
+
+
+@dataclass(slots=True, eq=False)
+class ConlluCorpus:
+    """The sentences of one CoNLL-U file and the layout (blank lines, final newline) to write it back exactly."""
+
+    sentences: list[ConlluSentence]
+    path: str | None = None
+    #: Number of empty lines before the first sentence.
+    leading_blank: int = 0
+    #: Whether the file ended with ``\n``.
+    final_newline: bool = True
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __iter__(self):
+        return iter(self.sentences)
+
+    @property
+    def n_words(self) -> int:
+        """Total number of syntactic words."""
+        return sum(len(s.forms) for s in self.sentences)
+
+
+# ----------------------------------------------------------------------------------------------------------- reading
+
+
+def read_conllu(path: PathLike, *, validate_trees: bool = False) -> ConlluCorpus:
+    """Read a CoNLL-U file (``.xz``/``.gz``/plain); with ``validate_trees`` also :func:`check_trees`."""
+    file = os.fspath(path)
+    corpus = parse_conllu(read_text(path), file=file)
+    if validate_trees:
+        check_trees(corpus)
+    return corpus
+
+
+def parse_conllu(text: str, *, file: str | None = None) -> ConlluCorpus:
+    """Parse CoNLL-U ``text``; ``file`` is the name errors report."""
+    if text == "":
+        raise DataError(file, 1, "empty file")
+    lines, final_newline = split_lines(text)
+    sentences: list[ConlluSentence] = []
+    leading_blank = 0
+    start = -1
+    for r, line in enumerate(lines):
+        if line:
+            if start < 0:
+                start = r
+            if line.isspace():
+                raise DataError(file, r + 1, "line holds only whitespace; separate sentences by empty lines")
+            continue
+        if start >= 0:
+            sentences.append(_parse_block(lines, start, r, file))
+            start = -1
+        if sentences:
+            sentences[-1].blank_after += 1
+        else:
+            leading_blank += 1
+    if start >= 0:
+        sentences.append(_parse_block(lines, start, len(lines), file))
+    if not sentences:
+        raise DataError(file, max(len(lines), 1), "no sentences in file")
+    return ConlluCorpus(sentences, file, leading_blank, final_newline)
+
+
+def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> ConlluSentence:
+    """One sentence from ``lines[start:end]`` (all non-empty)."""
+    forms: list[str] = []
+    lemmas: list[str] = []
+    upos: list[str] = []
+    xpos: list[str] = []
+    deprels: list[str] = []
+    heads: list[int] = [-1]
+    line_numbers: list[int] = []
+    word_rows: list[int] = []
+    ranges: list[tuple[int, int]] = []  # (last word of a multiword range, its line)
+    range_end = 0
+    empty_k, empty_m = -1, 0
+    in_tokens = False
+    for r in range(start, end):
+        line = lines[r]
+        ln = r + 1
+        if line[0] == "#":
+            if in_tokens:
+                raise DataError(file, ln, "comment line after the token lines; comments must precede the sentence")
+            continue
+        in_tokens = True
+        cols = line.split("\t")
+        if len(cols) != N_COLUMNS:
+            hint = " (columns must be separated by tabs)" if len(cols) < N_COLUMNS and " " in line else ""
+            raise DataError(file, ln, f"expected {N_COLUMNS} tab-separated columns, found {len(cols)}{hint}")
+        try:
+            tid = _parse_id(cols[0])
+        except ParseException:
+            tid = None
+        expected = len(forms) + 1
+        if type(tid) is int:
+            if tid != expected:
+                raise DataError(file, ln, f"word ID {tid} out of order: expected {expected} (IDs must run 1..n)")
+            head = cols[_HEAD]
+            if head == "_":
+                h = -1
+            else:
+                try:
+                    h = _parse_int(head)
+                except ParseException:
+                    raise DataError(file, ln, f"HEAD {head!r} is not an integer") from None
+                if h < 0:
+                    raise DataError(file, ln, f"HEAD {h} out of range (must be 0 for the root or a word ID)")
+            forms.append(cols[1])
+            lemmas.append(cols[2])
+            upos.append(cols[_UPOS])
+            xpos.append(cols[_XPOS])
+            deprels.append(cols[_DEPREL])
+            heads.append(h)
+            line_numbers.append(ln)
+            word_rows.append(r - start)
+        elif tid is None:
+            raise DataError(file, ln, f"ID {cols[0]!r} is not an integer, a range a-b or an empty node k.m")
+        elif tid[1] == "-":
+            a, _, b = tid
+            if a != expected or a <= range_end:
+                raise DataError(
+                    file, ln, f"multiword token {cols[0]} must start at the next word ID {expected} "
+                    "and not overlap another range"
+                )
+            range_end = b
+            ranges.append((b, ln))
+        else:
+            k, _, m = tid
+            if k != expected - 1:
+                raise DataError(file, ln, f"empty node {cols[0]} must follow word {k}; the last word is {expected - 1}")
+            want = empty_m + 1 if k == empty_k else 1
+            if m != want:
+                raise DataError(file, ln, f"empty node {cols[0]} out of order: expected {k}.{want}")
+            empty_k, empty_m = k, m
+    n = len(forms)
+    if n == 0:
+        what = "comment lines without" if not in_tokens else "sentence without"
+        raise DataError(file, start + 1, f"{what} any word line (integer ID)")
+    for b, ln in ranges:
+        if b > n:
+            raise DataError(file, ln, f"multiword token range ends at {b}, after the last word {n}")
+    if max(heads) > n:
+        d = next(d for d in range(1, n + 1) if heads[d] > n)
+        raise DataError(file, line_numbers[d - 1], f"HEAD {heads[d]} out of range 0..{n}")
+    head_array = None if heads.count(-1) == n + 1 else np.array(heads, dtype=INT)
+    return ConlluSentence(
+        forms, lemmas, upos, xpos, head_array, deprels, line_numbers, lines[start:end], word_rows, start + 1
+    )
+
+
+# ------------------------------------------------------------------------------------------------------ tree checks
+
+
+def find_tree_error(heads: Sequence[int] | np.ndarray) -> tuple[int, str] | None:
+    """The first problem that keeps ``heads`` from being a dependency tree, as ``(word, message)``, else ``None``.
+
+    ``heads`` has shape ``(n + 1,)``, ``heads[0]`` is ignored, ``heads[d]`` in ``0..n`` is the head of word ``d``;
+    ``-1`` marks a missing head. Checked in order: missing head, head out of range, several roots (reported at the
+    second), a cycle (reported at its smallest word; a tree without a root always has one).
+    """
+    h = heads.tolist() if isinstance(heads, np.ndarray) else [int(x) for x in heads]
+    n = len(h) - 1
+    for d in range(1, n + 1):
+        if h[d] == -1:
+            return d, "HEAD is missing ('_'); gold trees need a head for every word"
+        if not 0 <= h[d] <= n:
+            return d, f"HEAD {h[d]} out of range 0..{n}"
+    roots = [d for d in range(1, n + 1) if h[d] == 0]
+    if len(roots) > 1:
+        return roots[1], f"several roots: words {', '.join(map(str, roots))} all have HEAD 0"
+    state = [0] * (n + 1)  # 0 new, 1 on the current path, 2 known to reach the root
+    state[0] = 2
+    for d in range(1, n + 1):
+        path = []
+        x = d
+        while state[x] == 0:
+            state[x] = 1
+            path.append(x)
+            x = h[x]
+        if state[x] == 1:
+            cycle = path[path.index(x):]
+            first = min(cycle)
+            if len(cycle) == 1:
+                return first, f"word {first} is its own head"
+            return first, f"cycle through words {', '.join(map(str, sorted(cycle)))} (no path to the root)"
+        for y in path:
+            state[y] = 2
+    return None
+
+
+def check_trees(corpus: ConlluCorpus) -> None:
+    """Raise ``DataError`` at the first word whose HEAD keeps its sentence from being a single-rooted tree."""
+    for sent in corpus.sentences:
+        if sent.heads is None:
+            raise DataError(corpus.path, sent.line_numbers[0], "HEAD is missing ('_') in the whole sentence")
+        problem = find_tree_error(sent.heads)
+        if problem is not None:
+            d, msg = problem
+            raise DataError(corpus.path, sent.line_numbers[d - 1], msg)
+
+
+# ----------------------------------------------------------------------------------------------------------- writing
+
+
+def _column_values(name: str, values, corpus: ConlluCorpus) -> list | None:
+    if values is None:
+        return None
+    if len(values) != len(corpus.sentences):
+        raise ValueError(f"{name}: {len(values)} sentences given, the corpus has {len(corpus.sentences)}")
+    return list(values)
+
+
+def _check_value(name: str, value: object) -> str:
+    text = str(value)
+    if not text or "\t" in text or "\n" in text or "\r" in text:
+        raise ValueError(f"{name}: {value!r} cannot be written to a CoNLL-U column")
+    return text
+
+
+def format_conllu(
+    corpus: ConlluCorpus,
+    *,
+    upos: Sequence[Sequence[str]] | None = None,
+    xpos: Sequence[Sequence[str]] | None = None,
+    heads: Sequence[Sequence[int] | np.ndarray] | None = None,
+    deprels: Sequence[Sequence[str]] | None = None,
+) -> str:
+    """The text :func:`write_conllu` writes (see there)."""
+    replace = [
+        (_UPOS, "upos", _column_values("upos", upos, corpus)),
+        (_XPOS, "xpos", _column_values("xpos", xpos, corpus)),
+        (_DEPREL, "deprels", _column_values("deprels", deprels, corpus)),
+    ]
+    replace = [(col, name, vals) for col, name, vals in replace if vals is not None]
+    head_values = _column_values("heads", heads, corpus)
+    out: list[str] = [""] * corpus.leading_blank
+    for s, sent in enumerate(corpus.sentences):
+        n = len(sent.forms)
+        if not replace and head_values is None:
+            out.extend(sent.lines)
+        else:
+            lines = list(sent.lines)
+            columns = []
+            for col, name, vals in replace:
+                v = vals[s]
+                if len(v) != n:
+                    raise ValueError(f"{name}[{s}]: {len(v)} values for a sentence of {n} words")
+                columns.append((col, [_check_value(name, x) for x in v]))
+            if head_values is not None:
+                hs = [int(x) for x in head_values[s]]
+                if len(hs) == n + 1:
+                    hs = hs[1:]
+                elif len(hs) != n:
+                    raise ValueError(f"heads[{s}]: {len(hs)} values for a sentence of {n} words (give n or n + 1)")
+                if any(not 0 <= x <= n for x in hs):
+                    raise ValueError(f"heads[{s}]: a head outside 0..{n}")
+                columns.append((_HEAD, [str(x) for x in hs]))
+            for i, row in enumerate(sent.word_rows):
+                cols = lines[row].split("\t")
+                for col, vals in columns:
+                    cols[col] = vals[i]
+                lines[row] = "\t".join(cols)
+            out.extend(lines)
+        out.extend([""] * sent.blank_after)
+    return join_lines(out, corpus.final_newline)
+
+
+def write_conllu(
+    corpus: ConlluCorpus,
+    path: PathLike,
+    *,
+    upos: Sequence[Sequence[str]] | None = None,
+    xpos: Sequence[Sequence[str]] | None = None,
+    heads: Sequence[Sequence[int] | np.ndarray] | None = None,
+    deprels: Sequence[Sequence[str]] | None = None,
+) -> None:
+    """Write ``corpus`` to ``path`` (atomically; ``.xz``/``.gz`` compressed), replacing the given columns.
+
+    Each replacement is a list with one entry per sentence, holding one value per syntactic word (``heads`` may also
+    be the ``(n + 1,)`` arrays :func:`read_conllu` returns; entry 0 is then ignored). Only those columns of word lines
+    change; comments, multiword ranges, empty nodes, other columns and blank lines are written exactly as read, so
+    with no replacement the output is byte-identical to the input. Wrong lengths or values raise ``ValueError``.
+    """
+    text = format_conllu(corpus, upos=upos, xpos=xpos, heads=heads, deprels=deprels)
+    atomic_write_text(path, text)

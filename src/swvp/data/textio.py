@@ -1,0 +1,150 @@
+"""Text files in and out: transparent ``.xz``/``.gz`` decompression, strict UTF-8, atomic writes.
+
+Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`read_text` or :func:`decode_text`):
+
+* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte;
+* a UTF-8 byte order mark (BOM) at the start of a file is rejected (``DataError`` at line 1): CoNLL-U forbids it and
+  silently stripping it would make a written file differ from the one read;
+* line endings must be ``\\n``: the first ``\\r\\n`` (or lone ``\\r``) raises ``DataError`` at its line, with a hint to
+  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical.
+
+Lines are split on ``\\n`` only (never ``str.splitlines``, which also breaks at U+2028, ``\\x0c`` ... inside tokens).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+from swvp.exceptions import DataError
+
+PathLike = str | os.PathLike
+
+_BOM = "\ufeff"
+
+
+def _suffix(path: PathLike) -> str:
+    name = os.fspath(path).lower()
+    if name.endswith(".xz"):
+        return ".xz"
+    if name.endswith(".gz"):
+        return ".gz"
+    return ""
+
+
+def _open_binary(path: PathLike) -> BinaryIO:
+    suffix = _suffix(path)
+    if suffix == ".xz":
+        return lzma.open(path, "rb")
+    if suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """The uncompressed bytes of ``path`` (``.xz``, ``.gz`` or plain).
+
+    A missing file raises :class:`FileNotFoundError`; damaged compressed data raises ``DataError`` (no line).
+    """
+    try:
+        with _open_binary(path) as f:
+            return f.read()
+    except (lzma.LZMAError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise DataError(os.fspath(path), None, f"damaged compressed file: {exc}") from None
+
+
+def decode_text(data: bytes, file: str) -> str:
+    """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module; ``file`` names errors."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DataError(
+            file, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); re-encode the file as UTF-8"
+        ) from None
+    if text.startswith(_BOM):
+        raise DataError(file, 1, "UTF-8 byte order mark (BOM) at start of file; save the file without a BOM")
+    cr = text.find("\r")
+    if cr >= 0:
+        line = text.count("\n", 0, cr) + 1
+        if text.startswith("\r\n", cr):
+            raise DataError(file, line, "CRLF line ending; convert with dos2unix")
+        raise DataError(file, line, "carriage return (\\r) inside a line; lines must end with \\n only")
+    return text
+
+
+def read_text(path: PathLike) -> str:
+    """The whole text of ``path`` (``.xz``, ``.gz`` or plain), validated as described in the module docstring."""
+    return decode_text(read_bytes(path), os.fspath(path))
+
+
+def split_lines(text: str) -> tuple[list[str], bool]:
+    """``text`` as lines without their ``\\n``, and whether the last line ended with ``\\n``.
+
+    ``"\\n".join(lines) + ("\\n" if final_newline else "")`` gives back ``text`` exactly.
+    """
+    lines = text.split("\n")
+    final_newline = lines[-1] == ""
+    if final_newline:
+        lines.pop()
+    return lines, final_newline
+
+
+def join_lines(lines: list[str], final_newline: bool) -> str:
+    """Inverse of :func:`split_lines`."""
+    text = "\n".join(lines)
+    return text + "\n" if final_newline and lines else text
+
+
+def open_text(path: PathLike) -> TextIO:
+    """A UTF-8 text stream over ``path`` (``.xz``, ``.gz`` or plain), for sniffing the start of large files.
+
+    No newline translation (``newline=""``) and no validation; readers use :func:`read_text`, which validates.
+    """
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8", errors="strict", newline="")
+
+
+def _default_mode() -> int:
+    # os.umask can only be read by setting it; restore it at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically: a temporary file in the same folder, then ``os.replace``.
+
+    ``.xz`` / ``.gz`` paths are compressed. Newlines are written as given. An existing file keeps its permission bits.
+    """
+    target = Path(path)
+    data = text.encode("utf-8")
+    suffix = _suffix(target)
+    if suffix == ".xz":
+        data = lzma.compress(data)
+    elif suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _default_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

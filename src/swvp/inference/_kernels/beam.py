@@ -1,0 +1,234 @@
+"""Beam search with DP merging and exact gold tracking over sequence score arrays (njit, arrays and scalars only).
+
+Huang, Fayong & Guo 2012, Alg. 7 and footnote 3 (ALGORITHMS.md §2.1, §2.3). Factorisation as in Viterbi:
+order 1: ``Σ_i E[i, y_i] + T1[i, y_{i-1}, y_i]``; order 2: ``Σ_i E[i, y_i] + T2[i, y_{i-2}, y_{i-1}, y_i]``;
+history before position 0 is START = K.
+
+State and equivalence. An item of B_i is a prefix y_0..y_i; two items are equivalent iff they share the last
+``order`` labels (with START padding). Its *state key* is ``y_i`` (order 1, K keys) or ``y_i * (K+1) + y_{i-1}``
+(order 2, K (K+1) keys, y_{i-1} = K only at i = 0). Equivalent candidates are merged, keeping the better one
+(DP merging, ALGORITHMS.md §2.3), so B_i holds at most one item per state.
+
+Tie rule (fixed, never dependent on gold). Candidates are totally ordered by score (higher first), then by state
+key (smaller first). When two candidates of one state tie in score, the one whose parent has the smaller state
+key survives. With a beam as wide as the state space this reproduces exact Viterbi including its ties
+(smallest label id at every back-pointer and at the end, last label most significant). Greedy (width 1) therefore
+takes the smallest label among equal scores.
+
+Gold tracking. Each item carries a flag gold(new) = gold(parent) ∧ (new label == gold label); the gold prefix
+g_i is in B_i iff some item of B_i carries the flag — i.e. its state survived *and* its best back-pointer chain is
+the gold one. ``gold_score[i]`` = score of g_i, accumulated from the gold labels at every step, so it continues after
+gold falls off the beam.
+
+Trace buffers (rows ``0..n-1`` are written; ``width`` columns per row, padding: label −1, parent −1,
+score −inf, flag False):
+
+* ``labels`` int (n, W): last label of item j of B_i; ``parents`` int (n, W): its index in B_{i-1} (−1 at i = 0);
+* ``scores`` float (n, W); ``is_gold`` bool (n, W); ``sizes`` int (n,): |B_i|;
+* ``top_score`` float (n,) = scores[i, 0]; ``top_is_gold`` bool (n,): t_i == g_i; ``gold_score`` float (n,)
+  (NaN without gold); ``gold_in_beam`` bool (n,).
+
+Forced prefix (LaSO restart, S1 §7). With ``start_step = s > 0`` the beams B_0..B_{s-1} are the single gold
+item [g_i] and search proceeds from B_{s-1} = [g_{s-1}] at step s. A learner doing LaSO runs the early selector,
+updates, recomputes the score arrays and calls the search again with ``start_step = i* + 1``.
+
+Workspace: ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,) with S the number of state
+keys; allocate once with :func:`beam_workspace` and reuse across calls (each call re-initialises what it needs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from swvp._config import FLOAT, INT, NJIT
+
+
+@njit(**NJIT)
+def n_state_keys(K, order):
+    """Number of state keys: K (order 1) or K (K+1) (order 2)."""
+    return K if order == 1 else K * (K + 1)
+
+
+@njit(**NJIT)
+def beam_width(K, order, beam_size):
+    """Effective beam width: ``beam_size`` capped at the most states one step can hold (K or K²)."""
+    cap = K if order == 1 else K * K
+    return beam_size if beam_size < cap else cap
+
+
+@njit(**NJIT)
+def beam_workspace(K, order, width):
+    """Allocate ``(ws_f, ws_i, ws_tmp)`` for :func:`beam_search_into` with ``K`` labels and beam ``width``."""
+    S = n_state_keys(K, order)
+    m = width * K if width * K < S else S
+    ws_f = np.empty(S, FLOAT)
+    ws_i = np.empty((3, S), INT)
+    ws_tmp = np.empty(m + width, INT)
+    return ws_f, ws_i, ws_tmp
+
+
+@njit(**NJIT)
+def _before(a, b, ws_f):
+    """Whether state key ``a`` ranks before ``b``: higher score, then smaller key."""
+    return ws_f[a] > ws_f[b] or (ws_f[a] == ws_f[b] and a < b)
+
+
+@njit(**NJIT)
+def _sift_up(heap, c, ws_f):
+    # Heap of kept keys with the *worst* at the root: every parent ranks after its children.
+    while c > 0:
+        par = (c - 1) // 2
+        if _before(heap[par], heap[c], ws_f):
+            tmp = heap[par]
+            heap[par] = heap[c]
+            heap[c] = tmp
+            c = par
+        else:
+            break
+
+
+@njit(**NJIT)
+def _sift_down(heap, h, ws_f):
+    c = 0
+    while True:
+        worst = 2 * c + 1
+        if worst >= h:
+            break
+        r = worst + 1
+        if r < h and _before(heap[worst], heap[r], ws_f):
+            worst = r
+        if _before(heap[c], heap[worst], ws_f):
+            tmp = heap[c]
+            heap[c] = heap[worst]
+            heap[worst] = tmp
+            c = worst
+        else:
+            break
+
+
+@njit(**NJIT)
+def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step,
+                     labels, parents, scores, is_gold, sizes,
+                     top_score, top_is_gold, gold_score, gold_in_beam,
+                     ws_f, ws_i, ws_tmp):
+    """Run beam search over the first ``n`` positions and write the trace (see the module docstring).
+
+    ``E`` (n, K); ``T1`` (n, K+1, K) is read when ``order == 1`` and ``T2`` (n, K+1, K+1, K) when ``order == 2``
+    (pass any array of the right rank, e.g. shape (0, 0, 0), for the unused one). ``width`` must not exceed
+    :func:`beam_width` nor the trace's column count. ``gold`` int (n,) is read only when ``has_gold``;
+    ``start_step`` > 0 forces B_0..B_{start_step-1} to the gold prefix (requires gold).
+    Returns the score of B_{n-1}[0] (0.0 for n = 0). O(n · width · K · log width).
+    """
+    S = n_state_keys(K, order)
+    cap = width * K if width * K < S else S
+    heap = ws_tmp[cap:cap + width]
+    for s in range(S):
+        ws_i[0, s] = -2  # −2: state not yet reached in this step
+    gs = 0.0
+    gp = K
+    gpp = K
+    for i in range(n):
+        if has_gold:
+            g = gold[i]
+            # Same association as an item's score, (parent + E) + T, so a surviving gold item equals it exactly.
+            if order == 1:
+                gs = gs + E[i, g] + T1[i, gp, g]
+            else:
+                gs = gs + E[i, g] + T2[i, gpp, gp, g]
+            gold_score[i] = gs
+            gpp = gp
+            gp = g
+        else:
+            gold_score[i] = np.nan
+        if i < start_step:
+            # Forced gold prefix: B_i = [g_i].
+            labels[i, 0] = gold[i]
+            parents[i, 0] = -1 if i == 0 else 0
+            scores[i, 0] = gs
+            is_gold[i, 0] = True
+            h = 1
+        else:
+            # Expand every item of B_{i-1} by every label, merging equivalent candidates.
+            M = 0
+            n_par = 1 if i == 0 else sizes[i - 1]
+            for j in range(n_par):
+                if i == 0:
+                    p = K
+                    pp = K
+                    ps = 0.0
+                    pg = has_gold
+                else:
+                    p = labels[i - 1, j]
+                    ps = scores[i - 1, j]
+                    pg = is_gold[i - 1, j]
+                    pp = K
+                    if order == 2 and i >= 2:
+                        pp = labels[i - 2, parents[i - 1, j]]
+                pkey = p if order == 1 else p * (K + 1) + pp
+                for y in range(K):
+                    if order == 1:
+                        s = ps + E[i, y] + T1[i, p, y]
+                        key = y
+                    else:
+                        s = ps + E[i, y] + T2[i, pp, p, y]
+                        key = y * (K + 1) + p
+                    if ws_i[0, key] == -2:
+                        ws_tmp[M] = key
+                        M += 1
+                        take = True
+                    else:
+                        take = s > ws_f[key] or (s == ws_f[key] and pkey < ws_i[1, key])
+                    if take:
+                        ws_f[key] = s
+                        ws_i[0, key] = j
+                        ws_i[1, key] = pkey
+                        ws_i[2, key] = 1 if (pg and y == gold[i]) else 0
+            # Keep the best `width` states (heap with the worst kept state at the root).
+            h = 0
+            for m in range(M):
+                key = ws_tmp[m]
+                if h < width:
+                    heap[h] = key
+                    _sift_up(heap, h, ws_f)
+                    h += 1
+                elif _before(key, heap[0], ws_f):
+                    heap[0] = key
+                    _sift_down(heap, width, ws_f)
+            size = h
+            # Pop the worst first into the last slot: B_i ends up sorted best-first.
+            for r in range(size - 1, -1, -1):
+                key = heap[0]
+                h -= 1
+                heap[0] = heap[h]
+                _sift_down(heap, h, ws_f)
+                labels[i, r] = key if order == 1 else key // (K + 1)
+                parents[i, r] = ws_i[0, key] if i > 0 else -1
+                scores[i, r] = ws_f[key]
+                is_gold[i, r] = ws_i[2, key] == 1
+            for m in range(M):
+                ws_i[0, ws_tmp[m]] = -2
+            h = size
+        sizes[i] = h
+        for r in range(h, width):
+            labels[i, r] = -1
+            parents[i, r] = -1
+            scores[i, r] = -np.inf
+            is_gold[i, r] = False
+        top_score[i] = scores[i, 0]
+        top_is_gold[i] = is_gold[i, 0]
+        found = False
+        for r in range(h):
+            if is_gold[i, r]:
+                found = True
+                break
+        gold_in_beam[i] = found
+    return scores[n - 1, 0] if n > 0 else 0.0
+
+
+@njit(**NJIT)
+def backtrack(labels, parents, i, j, out):
+    """Write the prefix of item ``j`` of B_i (labels at positions 0..i) into ``out[:i+1]``."""
+    for t in range(i, -1, -1):
+        out[t] = labels[t, j]
+        j = parents[t, j]

@@ -1,0 +1,154 @@
+"""Compiled Chu-Liu/Edmonds decoder (ALGORITHMS.md §8.3): maximum spanning arborescence rooted at 0, O(n³).
+
+Arrays and scalars only; inputs are trusted (the wrapper :mod:`swvp.inference.chu_liu_edmonds` validates them).
+
+Single root, exactly: arc weights live in the lexicographically ordered group Z × R as pairs ``(p, s)`` with
+``p = -1`` on arcs out of ROOT and 0 elsewhere. CLE is correct over any totally ordered abelian group (it only adds,
+subtracts and compares weights), so it returns the tree with the fewest root words — one — and, among those, the
+highest score. Without ``single_root`` every ``p`` is 0 and this is plain CLE. No big-M constant, no rounding.
+
+Ties: at every step the first maximum in node-index order wins (smallest head for a word's best incoming arc,
+smallest cycle member for an arc into or out of a contracted cycle). Contracted nodes get indices ``n+1, n+2, ...``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from swvp._config import FLOAT, INT, NJIT
+
+
+@njit(**NJIT)
+def _better(p1, s1, p2, s2):
+    """(p1, s1) > (p2, s2) lexicographically."""
+    return p1 > p2 or (p1 == p2 and s1 > s2)
+
+
+@njit(**NJIT)
+def cle_heads(arc_scores, single_root):
+    """Chu-Liu/Edmonds (Chu & Liu 1965, Edmonds 1967): best head per word; contract a cycle, re-weight arcs into it
+    by ``s(u, v) - s(best_in(v), v)`` and keep the best arc out of it; repeat; expand in reverse order.
+
+    ``arc_scores[h, m]``: float64 ``(n+1, n+1)``. Returns int64 heads (``heads[0] = -1``) of the maximum spanning
+    tree rooted at 0 (any number of root words, or exactly one with ``single_root``).
+    """
+    N = arc_scores.shape[0]
+    n = N - 1
+    heads = np.empty(N, dtype=INT)
+    heads[:] = 0
+    heads[0] = -1
+    if n <= 1:
+        return heads
+    M = 2 * N  # at most N - 2 contractions, each adding one node
+    ws = np.zeros((M, M), dtype=FLOAT)  # score part of an arc weight
+    wp = np.zeros((M, M), dtype=INT)  # root-count part (-1 on ROOT arcs under single_root)
+    valid = np.zeros((M, M), dtype=np.bool_)
+    for u in range(N):
+        for v in range(1, N):
+            if u != v:
+                valid[u, v] = True
+                ws[u, v] = arc_scores[u, v]
+        if single_root and u == 0:
+            for v in range(1, N):
+                wp[0, v] = -1
+    via_in = np.zeros((M, M), dtype=INT)  # arc u -> c (c contracted) enters the cycle at member via_in[u, c]
+    via_out = np.zeros((M, M), dtype=INT)  # arc c -> w leaves the cycle from member via_out[c, w]
+    active = np.zeros(M, dtype=np.bool_)
+    active[:N] = True
+    owner = np.full(M, -1, dtype=INT)  # the contracted node a node was merged into
+    inpar = np.full(M, -1, dtype=INT)  # a cycle member's head inside its cycle
+    best_in = np.full(M, -1, dtype=INT)
+    mark = np.full(M, -1, dtype=INT)
+    in_cycle = np.zeros(M, dtype=np.bool_)
+    nn = N
+    while True:
+        for v in range(1, nn):
+            if not active[v]:
+                continue
+            b = -1
+            for u in range(nn):
+                if active[u] and valid[u, v] and (b < 0 or _better(wp[u, v], ws[u, v], wp[b, v], ws[b, v])):
+                    b = u
+            best_in[v] = b
+        # Look for a cycle among the chosen arcs: walk up from each word, marking by the walk's start.
+        mark[:nn] = -1
+        x_cycle = -1
+        for start in range(1, nn):
+            if not active[start] or mark[start] != -1:
+                continue
+            x = start
+            while x != 0 and mark[x] == -1:
+                mark[x] = start
+                x = best_in[x]
+            if x != 0 and mark[x] == start:
+                x_cycle = x
+                break
+        if x_cycle < 0:
+            break
+        c = nn
+        nn += 1
+        x = x_cycle
+        while True:
+            in_cycle[x] = True
+            x = best_in[x]
+            if x == x_cycle:
+                break
+        # Arcs into the cycle, re-weighted by the arc they would replace.
+        for u in range(c):
+            if not active[u] or in_cycle[u]:
+                continue
+            b = -1
+            bp = 0
+            bs = 0.0
+            for v in range(c):
+                if in_cycle[v] and valid[u, v]:
+                    p = wp[u, v] - wp[best_in[v], v]
+                    s = ws[u, v] - ws[best_in[v], v]
+                    if b < 0 or _better(p, s, bp, bs):
+                        b = v
+                        bp = p
+                        bs = s
+            if b >= 0:
+                valid[u, c] = True
+                wp[u, c] = bp
+                ws[u, c] = bs
+                via_in[u, c] = b
+        # Arcs out of the cycle.
+        for w in range(1, c):
+            if not active[w] or in_cycle[w]:
+                continue
+            b = -1
+            for v in range(c):
+                if in_cycle[v] and valid[v, w] and (b < 0 or _better(wp[v, w], ws[v, w], wp[b, w], ws[b, w])):
+                    b = v
+            if b >= 0:
+                valid[c, w] = True
+                wp[c, w] = wp[b, w]
+                ws[c, w] = ws[b, w]
+                via_out[c, w] = b
+        for v in range(c):
+            if in_cycle[v]:
+                in_cycle[v] = False
+                active[v] = False
+                owner[v] = c
+                inpar[v] = best_in[v]
+        active[c] = True
+
+    # Expand contractions, latest first. par[] holds heads at the current level of expansion.
+    par = np.full(M, -1, dtype=INT)
+    for v in range(1, nn):
+        if active[v]:
+            par[v] = best_in[v]
+    for c in range(nn - 1, N - 1, -1):
+        u = par[c]
+        entry = via_in[u, c]
+        for x in range(c):
+            if owner[x] == c:
+                par[x] = inpar[x]
+            elif par[x] == c:  # nodes below c at this level: re-attach to the member the arc leaves from
+                par[x] = via_out[c, x]
+        par[entry] = u
+    for v in range(1, N):
+        heads[v] = par[v]
+    return heads

@@ -1,0 +1,83 @@
+"""Model files: one ``.npz`` of plain arrays (loaded with ``allow_pickle=False``) holding a JSON header.
+
+The header (entry ``__meta__``, UTF-8 JSON as uint8) records the format version, the library version, the
+model kind, labels, vocabularies, templates and settings. Files are written atomically (temp file + rename),
+so an interrupted save never leaves a truncated model behind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from swvp.exceptions import ModelFormatError
+
+FORMAT_VERSION = 1
+_META = "__meta__"
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_model(path: str | os.PathLike, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Save ``arrays`` and a JSON-serialisable ``meta`` as one model file of the given ``kind``."""
+    from swvp import __version__
+
+    header = {"format_version": FORMAT_VERSION, "library_version": __version__, "kind": kind, **meta}
+    if _META in arrays:
+        raise ValueError(f"array name {_META!r} is reserved")
+    for name, arr in arrays.items():
+        if np.asarray(arr).dtype == object:
+            raise TypeError(f"array {name!r} has dtype object; model files hold plain arrays only")
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **{_META: np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8)}, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file; returns ``(meta, arrays)``. Raises :class:`ModelFormatError` on any defect."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFormatError(f"{path}: no such model file")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if _META not in npz.files:
+                raise ModelFormatError(f"{path}: not a swvp model file (no {_META} header)")
+            meta = json.loads(npz[_META].tobytes().decode("utf-8"))
+            arrays = {name: npz[name] for name in npz.files if name != _META}
+    except ModelFormatError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError) as err:
+        raise ModelFormatError(f"{path}: damaged or unreadable model file ({err})") from err
+    if not isinstance(meta, dict) or "format_version" not in meta:
+        raise ModelFormatError(f"{path}: model header lacks a format version")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise ModelFormatError(f"{path}: model format version {meta['format_version']} is not supported "
+                               f"(this swvp reads version {FORMAT_VERSION}); retrain or use a matching swvp")
+    if kind is not None and meta.get("kind") != kind:
+        raise ModelFormatError(f"{path}: a {meta.get('kind')!r} model, expected {kind!r}")
+    return meta, arrays
