@@ -10,7 +10,8 @@ import numpy as np
 from numba import njit
 
 from swvp._config import NJIT
-from swvp.inference._kernels.viterbi import score_difference1, viterbi1
+from swvp.inference._kernels.viterbi import viterbi1
+from swvp.inference._kernels.viterbi2 import viterbi2
 from swvp.learn._codes import (
     EMPTY_BACKOFF,
     F_BETA,
@@ -46,7 +47,7 @@ from swvp.learn._codes import (
     WMR_N_JJ,
     ZERO_BACKOFF,
 )
-from swvp.model._kernels import add_delta1, fill_scores1
+from swvp.model._kernels import add_delta, fill_scores, n_histories, score_difference
 
 
 @njit(**NJIT)
@@ -117,7 +118,7 @@ def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma):
 
 
 @njit(**NJIT)
-def _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n):
+def _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n, order):
     """Write m^J(z, y) for the k-th set J of JJ_x into ``mix`` (which holds y); return (lo, hi, differs)."""
     lo = n
     hi = 0
@@ -125,7 +126,7 @@ def _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n):
     if jj_kind == JJ_SINGLE:
         mix[k] = z[k]
         lo = k
-        hi = k + 2
+        hi = k + order + 1
         differs = z[k] != y[k]
     elif jj_kind == JJ_FULL:
         for p in range(n):
@@ -143,8 +144,8 @@ def _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n):
                     differs = True
                 if p < lo:
                     lo = p
-                if p + 2 > hi:
-                    hi = p + 2
+                if p + order + 1 > hi:
+                    hi = p + order + 1
     return lo, hi, differs
 
 
@@ -155,7 +156,7 @@ def _unmix(y, mix, lo, hi, n):
 
 
 @njit(**NJIT)
-def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z, ucfg_i, ucfg_f, jj_ptr, jj_pos,
+def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, y, z, ucfg_i, ucfg_f, jj_ptr, jj_pos,
                  stats, log_idx, log_val, log_n, scratch_i, scratch_f):
     """One SWVP update on a chain for gold y and prediction z ≠ y (ALGORITHMS.md §1.5).
 
@@ -179,9 +180,9 @@ def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z,
     m_all = 0
     n_viol = 0
     for k in range(n_sets):
-        lo, hi, differs = _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n)
+        lo, hi, differs = _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n, order)
         if differs:
-            mg = score_difference1(E, T, y, mix, lo, hi, n, K)
+            mg = score_difference(E, T, y, mix, lo, hi, n, K, order)
         else:
             mg = 0.0
         _unmix(y, mix, lo, hi, n)
@@ -257,50 +258,65 @@ def swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z,
                             backoff = True
     if backoff:
         stats[STAT_BACKOFFS] += 1
-        add_delta1(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, toff, log_idx, log_val, log_n)
+        add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff, log_idx, log_val, log_n)
         return
     for q in range(m):
         if gamma[q] > 0.0:
-            lo, hi, differs = _mix(y, z, mix, jj_kind, s_idx[q], jj_ptr, jj_pos, n)
+            lo, hi, differs = _mix(y, z, mix, jj_kind, s_idx[q], jj_ptr, jj_pos, n, order)
             if differs:
-                add_delta1(w, u, cavg, gamma[q], fptr, fids, tptr, tids, s0, y, mix, lo, hi, n, K, toff,
+                add_delta(w, u, cavg, gamma[q], fptr, fids, tptr, tids, s0, y, mix, lo, hi, n, K, order, toff,
                            log_idx, log_val, log_n)
             _unmix(y, mix, lo, hi, n)
 
 
 @njit(**NJIT)
-def train_epoch_exact1(w, u, c0, fptr, fids, tptr, tids, offsets, gold, order, K, toff, ucfg_i, ucfg_f, jj_ptr,
-                       jj_pos, stats, log_idx, log_val, log_n, upd_example):
-    """One pass of the perceptron with exact Viterbi over the sentences in ``order`` (Dror & Reichart Alg. 1).
+def _workspace(offsets, K, order):
+    maxlen = 1
+    for s in range(offsets.shape[0] - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    H = n_histories(K, order)
+    E = np.empty((maxlen, K))
+    T = np.empty((maxlen, H, K))
+    # Viterbi tables: (n, K) for order 1, (n, K+1, K) for order 2, both viewed through 3-d buffers
+    delta = np.empty((maxlen, K + 1, K))
+    bp = np.zeros((maxlen, K + 1, K), np.int64)
+    z = np.zeros(maxlen, np.int64)
+    return maxlen, E, T, delta, bp, z
+
+
+@njit(**NJIT)
+def _decode(E, T, n, K, order, z, delta, bp):
+    if order == 1:
+        return viterbi1(E, T, n, K, z, delta[:, 0, :], bp[:, 0, :])
+    return viterbi2(E, T.reshape((T.shape[0], K + 1, K + 1, K)), n, K, z, delta, bp)
+
+
+@njit(**NJIT)
+def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, order, toff, ucfg_i, ucfg_f,
+                      jj_ptr, jj_pos, stats, log_idx, log_val, log_n, upd_example):
+    """One pass of the perceptron with exact Viterbi over the sentences in ``perm`` (Dror & Reichart Alg. 1).
 
     ``c0`` is the number of examples seen before this epoch (for lazy averaging); returns the new count.
     When ``upd_example`` is non-empty, ``upd_example[2k]`` receives the global example index of the epoch's
     k-th update and ``upd_example[2k+1]`` the log length after it (the voted perceptron replays the log).
     """
-    maxlen = 1
-    for s in range(offsets.shape[0] - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    E = np.empty((maxlen, K))
-    T = np.empty((maxlen, K + 1, K))
-    delta = np.empty((maxlen, K))
-    bp = np.zeros((maxlen, K), np.int64)
-    z = np.zeros(maxlen, np.int64)
+    maxlen, E, T, delta, bp, z = _workspace(offsets, K, order)
     width = max(maxlen, jj_ptr.shape[0])
     scratch_i = np.zeros((3, width), np.int64)
     scratch_f = np.zeros((3, width))
     eps = ucfg_f[F_EPS]
     c = c0
     n_upd = 0
-    for oi in range(order.shape[0]):
-        s = order[oi]
+    for oi in range(perm.shape[0]):
+        s = perm[oi]
         s0 = offsets[s]
         n = offsets[s + 1] - s0
         if n == 0:
             c += 1
             continue
         y = gold[s0:s0 + n]
-        fill_scores1(w, fptr, fids, tptr, tids, s0, n, K, toff, E, T)
-        viterbi1(E, T, n, K, z, delta, bp)
+        fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
+        _decode(E, T, n, K, order, z, delta, bp)
         wrong = 0
         for i in range(n):
             if z[i] != y[i]:
@@ -310,15 +326,15 @@ def train_epoch_exact1(w, u, c0, fptr, fids, tptr, tids, offsets, gold, order, K
         if wrong > 0:
             stats[STAT_MISTAKES] += 1
             stats[STAT_UPDATES] += 1
-            if score_difference1(E, T, y, z, 0, n, n, K) > eps:
+            if score_difference(E, T, y, z, 0, n, n, K, order) > eps:
                 stats[STAT_INVALID] += 1
             cavg = float(c)
             if ucfg_i[U_RULE] == RULE_FULL:
-                add_delta1(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, toff,
-                           log_idx, log_val, log_n)
+                add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff,
+                          log_idx, log_val, log_n)
             else:
-                swvp_update1(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, toff, E, T, y, z, ucfg_i, ucfg_f,
-                             jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
+                swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, y, z, ucfg_i, ucfg_f,
+                            jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
             if upd_example.shape[0] > 0:
                 upd_example[2 * n_upd] = c
                 upd_example[2 * n_upd + 1] = log_n[0]
@@ -330,22 +346,15 @@ def train_epoch_exact1(w, u, c0, fptr, fids, tptr, tids, offsets, gold, order, K
 
 
 @njit(**NJIT)
-def decode_corpus1(w, fptr, fids, tptr, tids, offsets, K, toff, out):
-    """Viterbi labels of every sentence under weights ``w`` into ``out`` (n_tokens,)."""
-    maxlen = 1
-    for s in range(offsets.shape[0] - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    E = np.empty((maxlen, K))
-    T = np.empty((maxlen, K + 1, K))
-    delta = np.empty((maxlen, K))
-    bp = np.zeros((maxlen, K), np.int64)
-    z = np.zeros(maxlen, np.int64)
+def decode_corpus(w, fptr, fids, tptr, tids, offsets, K, order, toff, out):
+    """Exact Viterbi labels of every sentence under weights ``w`` into ``out`` (n_tokens,)."""
+    maxlen, E, T, delta, bp, z = _workspace(offsets, K, order)
     for s in range(offsets.shape[0] - 1):
         s0 = offsets[s]
         n = offsets[s + 1] - s0
         if n == 0:
             continue
-        fill_scores1(w, fptr, fids, tptr, tids, s0, n, K, toff, E, T)
-        viterbi1(E, T, n, K, z, delta, bp)
+        fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
+        _decode(E, T, n, K, order, z, delta, bp)
         for i in range(n):
             out[s0 + i] = z[i]

@@ -7,7 +7,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn import _codes as C
-from swvp.learn._kernels import decode_corpus1, train_epoch_exact1
+from swvp.learn._kernels import decode_corpus, train_epoch_exact
 from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
@@ -15,9 +15,10 @@ from swvp.model.weights import WeightTable
 
 
 class SequenceProblem:
-    """Features, gold labels (or none, for decoding only) and the label count of a first-order chain."""
+    """Features, gold labels (or none, for decoding only), the label count and the order (1 or 2) of a chain."""
 
-    def __init__(self, features: SequenceFeatures, n_labels: int, labels: np.ndarray | None = None):
+    def __init__(self, features: SequenceFeatures, n_labels: int, labels: np.ndarray | None = None,
+                 order: int = 1):
         self.features = features
         self.n_labels = int(n_labels)
         if labels is not None:
@@ -27,7 +28,8 @@ class SequenceProblem:
             if labels.size and (labels.min() < 0 or labels.max() >= self.n_labels):
                 raise ValueError("label id out of range")
         self.labels = labels
-        self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_labels)
+        self.order = int(order)
+        self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_labels, self.order)
 
     @property
     def n_examples(self) -> int:
@@ -51,16 +53,16 @@ class SequenceProblem:
             log_idx, log_val, log_n, upd = np.zeros(0, INT), np.zeros(0), np.zeros(1, INT), np.zeros(0, INT)
         else:
             log_idx, log_val, log_n, upd = log["idx"], log["val"], log["n"], log["updates"]
-        weights.c = train_epoch_exact1(
+        weights.c = train_epoch_exact(
             weights.w, weights.u, weights.c, *self._args(), self.features.offsets, self.labels,
-            np.ascontiguousarray(order, dtype=INT), self.n_labels, self.layout.toff,
+            np.ascontiguousarray(order, dtype=INT), self.n_labels, self.order, self.layout.toff,
             update.ucfg_i, update.ucfg_f, update.jj_ptr, update.jj_pos, stats, log_idx, log_val, log_n, upd,
         )
 
     def decode(self, w: np.ndarray) -> np.ndarray:
         """Viterbi labels of every token under weights ``w``."""
         out = np.zeros(self.features.n_tokens, INT)
-        decode_corpus1(w, *self._args(), self.features.offsets, self.n_labels, self.layout.toff, out)
+        decode_corpus(w, *self._args(), self.features.offsets, self.n_labels, self.order, self.layout.toff, out)
         return out
 
     def accuracy(self, w: np.ndarray) -> float:
@@ -80,5 +82,5 @@ class SequenceProblem:
         elif update.ucfg_i[C.U_JJ] == C.JJ_EXPLICIT:
             mult = max(2, update.jj_ptr.shape[0] - 1) + 1
         else:
-            mult = 3  # each position is touched by at most two single-position sets, or once by a back-off
+            mult = self.order + 2  # a position is touched by order+1 single-position sets, or once by a back-off
         return int(2 * 2 * mult * per_sent.sum()) + 16

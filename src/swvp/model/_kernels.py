@@ -1,12 +1,13 @@
 """Scoring and update kernels over the flat weight vector (njit, arrays only).
 
-Weight layout of a first-order sequence model with K labels (see :class:`swvp.model.layout.SequenceLayout`):
-``w[f*K + y]`` — emission feature f conjoined with y_i; ``w[toff + (g*(K+1) + p)*K + y]`` — transition
-feature g conjoined with (y_{i-1} = p, y_i = y), p = K being START. Features come as CSR per token:
+Weight layout of a chain of order o ∈ {1, 2} with K labels (see :class:`swvp.model.layout.SequenceLayout`):
+``w[f*K + y]`` — emission feature f conjoined with y_i; ``w[toff + (g*H + h)*K + y]`` — transition feature g
+conjoined with the label history h and y_i, where H = (K+1)^o and h = y_{i-1} (order 1) or
+y_{i-2}*(K+1) + y_{i-1} (order 2), START = K standing for positions before 0. Features come as CSR per token:
 ``fptr[t]..fptr[t+1]`` index ``fids`` (emission), ``tptr``/``tids`` (transition).
 
-Φ(x, y) is a sum over parts (position, previous label, label); an update is a scatter-add of ±coef over the
-parts where two label sequences differ (DESIGN.md principle 2). Lazy averaging (ALGORITHMS.md §5): every
+Φ(x, y) is a sum over parts (position, history, label); an update is a scatter-add of ±coef over the parts
+where two label sequences differ (DESIGN.md principle 2). Lazy averaging (ALGORITHMS.md §5): every
 ``w[k] += d`` is paired with ``u[k] += c*d``, c the 0-based index of the current example.
 """
 
@@ -18,9 +19,28 @@ from swvp._config import NJIT
 
 
 @njit(**NJIT)
-def fill_scores1(w, fptr, fids, tptr, tids, s0, n, K, toff, E, T):
-    """E[i, y] = Σ_f w[f*K+y] and T[i, p, y] = Σ_g w[toff+(g*(K+1)+p)*K+y] for tokens s0..s0+n-1."""
-    KK = (K + 1) * K
+def n_histories(K, order):
+    """H = (K+1)^order label histories (START included)."""
+    return (K + 1) if order == 1 else (K + 1) * (K + 1)
+
+
+@njit(**NJIT)
+def history(y, i, K, order):
+    """History index of position i in labels y: y_{i-1}, or y_{i-2}*(K+1) + y_{i-1} (START = K)."""
+    p = K if i < 1 else y[i - 1]
+    if order == 1:
+        return p
+    pp = K if i < 2 else y[i - 2]
+    return pp * (K + 1) + p
+
+
+@njit(**NJIT)
+def fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T):
+    """E[i, y] = Σ_f w[f*K+y] and T[i, h, y] = Σ_g w[toff+(g*H+h)*K+y] for tokens s0..s0+n-1.
+
+    ``E`` is (>= n, K); ``T`` is (>= n, H, K), C-contiguous.
+    """
+    HK = n_histories(K, order) * K
     for i in range(n):
         t = s0 + i
         Ei = E[i]
@@ -29,11 +49,11 @@ def fill_scores1(w, fptr, fids, tptr, tids, s0, n, K, toff, E, T):
             base = fids[q] * K
             for y in range(K):
                 Ei[y] += w[base + y]
-        Ti = T[i].reshape(KK)  # contiguous (K+1)*K block: one flat loop per feature
+        Ti = T[i].reshape(HK)  # contiguous H*K block: one flat loop per feature
         Ti[:] = 0.0
         for q in range(tptr[t], tptr[t + 1]):
-            base = toff + tids[q] * KK
-            for j in range(KK):
+            base = toff + tids[q] * HK
+            for j in range(HK):
                 Ti[j] += w[base + j]
 
 
@@ -50,32 +70,54 @@ def _bump(w, u, cavg, k, d, log_idx, log_val, log_n):
 
 
 @njit(**NJIT)
-def add_delta1(w, u, cavg, coef, fptr, fids, tptr, tids, s0, y, z, lo, hi, n, K, toff, log_idx, log_val, log_n):
+def add_delta(w, u, cavg, coef, fptr, fids, tptr, tids, s0, y, z, lo, hi, n, K, order, toff,
+              log_idx, log_val, log_n):
     """w += coef·(Φ(x, y) − Φ(x, z)) over the factors at positions lo..hi-1 (clipped to n), with averaging.
 
-    Only parts that differ are touched; callers pass the window where y and z differ (plus one position for
-    the following transition), so a single-position mixed assignment costs O(features of two tokens).
-    An empty ``log_idx`` disables logging (the voted perceptron logs every change).
+    Only parts that differ are touched; callers pass the window where y and z differ (plus ``order``
+    positions for the following transitions), so a single-position mixed assignment costs O(features of
+    order+1 tokens). Prefix updates (inexact search) pass hi = prefix length. An empty ``log_idx``
+    disables logging (the voted perceptron logs every change).
     """
-    KK = (K + 1) * K
+    HK = n_histories(K, order) * K
     if hi > n:
         hi = n
     for i in range(lo, hi):
         t = s0 + i
         yi = y[i]
         zi = z[i]
-        py = K if i == 0 else y[i - 1]
-        pz = K if i == 0 else z[i - 1]
+        hy = history(y, i, K, order)
+        hz = history(z, i, K, order)
         if yi != zi:
             for q in range(fptr[t], fptr[t + 1]):
                 base = fids[q] * K
                 _bump(w, u, cavg, base + yi, coef, log_idx, log_val, log_n)
                 _bump(w, u, cavg, base + zi, -coef, log_idx, log_val, log_n)
-        if yi != zi or py != pz:
+        if yi != zi or hy != hz:
             for q in range(tptr[t], tptr[t + 1]):
-                base = toff + tids[q] * KK
-                _bump(w, u, cavg, base + py * K + yi, coef, log_idx, log_val, log_n)
-                _bump(w, u, cavg, base + pz * K + zi, -coef, log_idx, log_val, log_n)
+                base = toff + tids[q] * HK
+                _bump(w, u, cavg, base + hy * K + yi, coef, log_idx, log_val, log_n)
+                _bump(w, u, cavg, base + hz * K + zi, -coef, log_idx, log_val, log_n)
+
+
+@njit(**NJIT)
+def score_difference(E, T, y, z, lo, hi, n, K, order):
+    """``score(y) − score(z)`` restricted to the factors at positions ``lo..hi-1`` (clipped to n).
+
+    ``T`` is (>= n, H, K). When y and z agree outside ``lo..hi-order-1`` this is the full difference
+    w·ΔΦ(x, y, z): the common factors cancel.
+    """
+    s = 0.0
+    if hi > n:
+        hi = n
+    for i in range(lo, hi):
+        hy = history(y, i, K, order)
+        hz = history(z, i, K, order)
+        if y[i] != z[i]:
+            s += E[i, y[i]] - E[i, z[i]]
+        if y[i] != z[i] or hy != hz:
+            s += T[i, hy, y[i]] - T[i, hz, z[i]]
+    return s
 
 
 @njit(**NJIT)

@@ -43,33 +43,3 @@ def viterbi1(E, T, n, K, out, delta, bp):
     for i in range(n - 1, 0, -1):
         out[i - 1] = bp[i, out[i]]
     return best
-
-
-@njit(**NJIT)
-def sequence_score1(E, T, y, n, K):
-    """Score ``Σ_i E[i, y_i] + T[i, y_{i-1}, y_i]`` of the labels ``y[:n]``."""
-    s = 0.0
-    prev = K
-    for i in range(n):
-        s += E[i, y[i]] + T[i, prev, y[i]]
-        prev = y[i]
-    return s
-
-
-@njit(**NJIT)
-def score_difference1(E, T, y, z, lo, hi, n, K):
-    """``score(y) − score(z)`` restricted to the factors at positions ``lo..hi-1`` (clipped to n).
-
-    When y and z agree outside ``lo..hi-2`` this is the full difference w·ΔΦ(x, y, z): the common factors cancel.
-    """
-    s = 0.0
-    if hi > n:
-        hi = n
-    for i in range(lo, hi):
-        py = K if i == 0 else y[i - 1]
-        pz = K if i == 0 else z[i - 1]
-        if y[i] != z[i]:
-            s += E[i, y[i]] - E[i, z[i]]
-        if y[i] != z[i] or py != pz:
-            s += T[i, py, y[i]] - T[i, pz, z[i]]
-    return s
