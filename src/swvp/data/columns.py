@@ -19,7 +19,7 @@ or any ``-DOCSTART-`` line in a ``conll2000`` file.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from swvp.data.textio import PathLike, atomic_write_text, join_lines, read_text, split_lines
@@ -66,7 +66,7 @@ class ColumnCorpus:
     def __len__(self) -> int:
         return len(self.sentences)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ColumnSentence]:
         return iter(self.sentences)
 
     @property

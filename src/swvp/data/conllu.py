@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,7 +132,7 @@ class ConlluCorpus:
     def __len__(self) -> int:
         return len(self.sentences)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ConlluSentence]:
         return iter(self.sentences)
 
     @property

@@ -197,6 +197,8 @@ def _parse_mrg(text: str, file: str, fileid: str) -> list[PtbSentence]:
                     node[2].append(tok)
     if stack:
         raise DataError(file, stack[-1][3], f"unclosed '(': {len(stack)} bracket(s) still open at end of file")
+    if not sentences:
+        raise DataError(file, 1, "no trees in file")
     return sentences
 
 
@@ -250,6 +252,8 @@ def _parse_pos(text: str, file: str, fileid: str) -> list[PtbSentence]:
     if bracket_line:
         raise DataError(file, bracket_line, "unclosed '[' at end of file")
     close()
+    if not sentences:
+        raise DataError(file, 1, "no tagged words in file")
     return sentences
 
 

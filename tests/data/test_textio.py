@@ -1,0 +1,145 @@
+"""Text IO policy: compression, strict UTF-8, BOM and CRLF rejected with file and line, atomic writes."""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import os
+import stat
+
+import pytest
+
+from swvp.data.textio import (
+    atomic_write_text,
+    decode_text,
+    join_lines,
+    open_text,
+    read_bytes,
+    read_text,
+    split_lines,
+)
+from swvp.exceptions import DataError
+
+TEXT = "a b\nc d\n\nünïcode\n"
+
+
+@pytest.mark.parametrize("suffix", ["", ".xz", ".gz"])
+def test_read_text_plain_and_compressed(tmp_path, suffix):
+    path = tmp_path / f"f.txt{suffix}"
+    data = TEXT.encode()
+    if suffix == ".xz":
+        data = lzma.compress(data)
+    elif suffix == ".gz":
+        data = gzip.compress(data)
+    path.write_bytes(data)
+    assert read_text(path) == TEXT
+    assert read_text(str(path)) == TEXT
+    with open_text(path) as f:
+        assert f.read() == TEXT
+
+
+def test_bom_raises_at_line_1(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfa b\n")
+    with pytest.raises(DataError) as err:
+        read_text(path)
+    assert err.value.file == str(path)
+    assert err.value.line == 1
+    assert "BOM" in err.value.msg
+
+
+def test_crlf_raises_at_first_crlf_line(tmp_path):
+    path = tmp_path / "dos.txt"
+    path.write_bytes(b"a\nb\nc\r\nd\r\n")
+    with pytest.raises(DataError) as err:
+        read_text(path)
+    assert (err.value.file, err.value.line) == (str(path), 3)
+    assert "dos2unix" in err.value.msg
+
+
+def test_lone_cr_raises(tmp_path):
+    path = tmp_path / "cr.txt"
+    path.write_bytes(b"a\nb\rc\n")
+    with pytest.raises(DataError) as err:
+        read_text(path)
+    assert (err.value.file, err.value.line) == (str(path), 2)
+
+
+def test_invalid_utf8_names_line(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("ok\nalso ok\ncaf\xe9\n".encode("latin-1"))
+    with pytest.raises(DataError) as err:
+        read_text(path)
+    assert (err.value.file, err.value.line) == (str(path), 3)
+    assert "UTF-8" in err.value.msg
+
+
+def test_damaged_xz_raises_data_error(tmp_path):
+    path = tmp_path / "bad.txt.xz"
+    path.write_bytes(b"this is not xz data")
+    with pytest.raises(DataError) as err:
+        read_bytes(path)
+    assert err.value.file == str(path)
+
+
+def test_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        read_text(tmp_path / "nope.txt")
+
+
+def test_decode_text_uses_given_name():
+    with pytest.raises(DataError) as err:
+        decode_text(b"x\r\n", "archive.tar[member]")
+    assert (err.value.file, err.value.line) == ("archive.tar[member]", 1)
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\n\n", "\n", "a\nb", "a\n\nb\n\n\n"])
+def test_split_join_lines_round_trip(text):
+    lines, final = split_lines(text)
+    assert join_lines(lines, final) == text
+    assert all("\n" not in line for line in lines)
+
+
+def test_split_lines_only_on_newline():
+    lines, _ = split_lines("a\u2028b\x0cc\nd\n")
+    assert lines == ["a\u2028b\x0cc", "d"]
+
+
+@pytest.mark.parametrize("suffix", ["", ".xz", ".gz"])
+def test_atomic_write_round_trip(tmp_path, suffix):
+    path = tmp_path / f"out.txt{suffix}"
+    atomic_write_text(path, TEXT)
+    assert read_text(path) == TEXT
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind
+
+
+def test_atomic_write_replaces_and_keeps_mode(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    atomic_write_text(path, "new\n")
+    assert path.read_bytes() == b"new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_atomic_write_failure_leaves_target_and_no_temp(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    with pytest.raises(UnicodeEncodeError):
+        atomic_write_text(path, "bad \ud800 surrogate")
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_atomic_write_cleans_up_when_replace_fails(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    def fail(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk on fire"):
+        atomic_write_text(path, "new")
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
