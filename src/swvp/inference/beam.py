@@ -27,7 +27,7 @@ from swvp.inference._kernels import beam as _k
 __all__ = ["BeamTrace", "beam_search"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BeamTrace:
     """Per-step record of one beam search over n positions (rows i = 0..n-1; W = effective beam width).
 

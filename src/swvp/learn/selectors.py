@@ -86,7 +86,7 @@ class StepTrace(Protocol):
 
 @njit(**NJIT)
 def _violates(top_score, gold_score, top_is_gold, i):
-    return (not top_is_gold[i])
+    return (not top_is_gold[i]) and top_score[i] - gold_score[i] >= -EPS
 
 
 @njit(**NJIT)

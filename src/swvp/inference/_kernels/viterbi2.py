@@ -47,16 +47,21 @@ def viterbi2(E, T2, n, K, out, delta, bp):
             bp[1, p, y] = K
     for i in range(2, n):
         for p in range(K):
+            # pp outermost so the inner loop runs over contiguous y; ascending pp with a strict test keeps the
+            # smallest y_{i-2} among ties.
+            d = delta[i - 1, 0, p]
             for y in range(K):
-                best = delta[i - 1, 0, p] + T2[i, 0, p, y]
-                arg = 0
-                for pp in range(1, K):
-                    s = delta[i - 1, pp, p] + T2[i, pp, p, y]
-                    if s > best:  # strict: the smallest y_{i-2} wins ties
-                        best = s
-                        arg = pp
-                delta[i, p, y] = best + E[i, y]
-                bp[i, p, y] = arg
+                delta[i, p, y] = d + T2[i, 0, p, y]
+                bp[i, p, y] = 0
+            for pp in range(1, K):
+                d = delta[i - 1, pp, p]
+                for y in range(K):
+                    s = d + T2[i, pp, p, y]
+                    if s > delta[i, p, y]:
+                        delta[i, p, y] = s
+                        bp[i, p, y] = pp
+            for y in range(K):
+                delta[i, p, y] += E[i, y]
     # End: smallest y_{n-1} first, then smallest y_{n-2}.
     best = delta[n - 1, 0, 0]
     arg_p = 0
