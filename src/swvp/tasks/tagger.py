@@ -1,0 +1,215 @@
+"""``SequenceTagger``: the POS tagger / chunker / NER estimator users hold (scikit-learn style).
+
+It ties the tagging feature templates (features/tagging.py), a chain of order 1 or 2 with exact Viterbi, and
+any learner of the core (CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` / ``score`` / ``save`` / ``load``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from swvp._config import INT
+from swvp.exceptions import DataError, NotFittedError
+from swvp.features.tagging import TaggingFeatures
+from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+from swvp.learn.sequence import SequenceProblem
+from swvp.learn.updates import Full, WeightedViolations
+from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
+from swvp.persistence import load_model, save_model
+
+MODEL_KIND = "sequence-tagger"
+
+
+def _split_tokens(X) -> tuple[list[list[str]], list[list[str]] | None]:
+    """Sentences of words, or of (word, extra) pairs → (words, extra column or None)."""
+    X = list(X)
+    first = next((s[0] for s in X if len(s)), None)
+    if isinstance(first, (tuple, list)):
+        return [[t[0] for t in s] for s in X], [[t[1] for t in s] for s in X]
+    return [list(s) for s in X], None
+
+
+def _as_xy(X, y, extra):
+    """Accept a TaggedCorpus, or sentences (+ labels, + extra column)."""
+    if hasattr(X, "sentences") and hasattr(X, "labels"):
+        return X.sentences, (X.labels if y is None else y), (X.pos if extra is None else extra)
+    words, ex = _split_tokens(X)
+    return words, y, (ex if extra is None else extra)
+
+
+class SequenceTagger:
+    """A linear-chain tagger trained with the structured perceptron family.
+
+    Parameters
+    ----------
+    features : template set, "ratnaparkhi" (POS), "chunk" (needs POS) or "ner".
+    order : 1 (bigram) or 2 (trigram) label chain, exact Viterbi.
+    learner : a :class:`~swvp.learn.perceptron.Perceptron`; default: averaged CSP, 10 epochs.
+    rare_threshold : words seen fewer times in training are "rare" (spelling features).
+    select_epoch : with dev data, keep the epoch with the best dev accuracy (else the last).
+    """
+
+    def __init__(self, *, features: str = "ratnaparkhi", order: int = 1, learner: Perceptron | None = None,
+                 rare_threshold: int = 5, select_epoch: bool = True):
+        self.features = features
+        self.order = order
+        self.learner = learner
+        self.rare_threshold = rare_threshold
+        self.select_epoch = select_epoch
+
+    # -- scikit-learn contract ----------------------------------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict:
+        params = {"features": self.features, "order": self.order, "learner": self.learner,
+                  "rare_threshold": self.rare_threshold, "select_epoch": self.select_epoch}
+        if deep and self.learner is not None:
+            params.update({f"learner__{k}": v for k, v in self.learner.get_params().items()})
+        return params
+
+    def set_params(self, **params) -> SequenceTagger:
+        for key, value in params.items():
+            if key.startswith("learner__"):
+                setattr(self.learner, key[len("learner__"):], value)
+            elif key in self.get_params(deep=False):
+                setattr(self, key, value)
+            else:
+                raise ValueError(f"unknown parameter {key!r}")
+        return self
+
+    def _learner(self) -> Perceptron:
+        return self.learner if self.learner is not None else Perceptron()
+
+    # -- training -----------------------------------------------------------------------------------------
+    def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None
+            ) -> SequenceTagger:
+        """Train on sentences ``X`` with labels ``y`` (or a TaggedCorpus); ``dev`` = (X, y) or a TaggedCorpus."""
+        if self.order not in (1, 2):
+            raise ValueError(f"order must be 1 or 2, got {self.order!r}")
+        words, labels, extra = _as_xy(X, y, extra)
+        if labels is None:
+            raise ValueError("fit needs labels")
+        if not words:
+            raise ValueError("fit needs at least one sentence")
+        self.labels_ = sorted({t for s in labels for t in s})
+        self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
+        self.extractor_ = TaggingFeatures(self.features, self.rare_threshold)
+        feats = self.extractor_.fit_transform(words, extra)
+        problem = SequenceProblem(feats, len(self.labels_), self._encode(labels), order=self.order)
+        dev_problem = None
+        if dev is not None:
+            dw, dl, dx = _as_xy(*(dev if isinstance(dev, tuple) else (dev, None)), None)
+            dev_problem = self._problem(dw, dx, self._encode(dl, strict=False))
+        learner = self._learner()
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch)
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
+        self.best_epoch_ = result.best_epoch
+        self.interrupted_ = result.interrupted
+        self._voted = result.voted
+        return self
+
+    def _encode(self, labels, strict: bool = True) -> np.ndarray:
+        flat = [t for s in labels for t in s]
+        idx = self.label_index_
+        if strict or all(t in idx for t in flat):
+            return np.fromiter((idx[t] for t in flat), INT, len(flat))
+        return np.fromiter((idx.get(t, -1) for t in flat), INT, len(flat)).clip(min=0)
+
+    def _problem(self, words, extra, labels=None) -> SequenceProblem:
+        feats = self.extractor_.transform(words, extra)
+        return SequenceProblem(feats, len(self.labels_), labels, order=self.order)
+
+    # -- prediction ---------------------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise NotFittedError("this SequenceTagger is not fitted yet; call fit() or SequenceTagger.load()")
+
+    def predict(self, X, *, extra=None, voted: bool = False) -> list[list[str]]:
+        """Label sequences for sentences ``X`` (lists of words, or of (word, extra) pairs, or a TaggedCorpus)."""
+        self._check_fitted()
+        words, _, extra = _as_xy(X, None, extra)
+        problem = self._problem(words, extra)
+        if voted:
+            if self._voted is None:
+                raise ValueError("voted prediction needs a learner trained with voted=True")
+            flat = self._voted.predict(problem.decode, problem.features.offsets)
+        else:
+            flat = problem.decode(self.coef_)
+        names = np.asarray(self.labels_, dtype=object)[flat]
+        off = problem.features.offsets
+        return [names[off[i]:off[i + 1]].tolist() for i in range(len(words))]
+
+    def score(self, X, y=None, *, extra=None) -> float:
+        """Token accuracy on (X, y)."""
+        words, labels, extra = _as_xy(X, y, extra)
+        return token_accuracy(labels, self.predict(words, extra=extra))
+
+    def evaluate(self, X, y=None, *, extra=None, source: str | None = None) -> dict:
+        """Token accuracy, and span precision/recall/F1 (seqeval) when the labels are IOB.
+
+        A gold label the model has never seen raises :class:`DataError` naming the sentence (and ``source``).
+        """
+        words, labels, extra = _as_xy(X, y, extra)
+        for i, sent in enumerate(labels):
+            for j, t in enumerate(sent):
+                if t not in self.label_index_:
+                    raise DataError(source, getattr(X, "line_of", lambda a, b: None)(i, j),
+                                    f"unknown label {t!r} (sentence {i + 1}, word {j + 1}); "
+                                    f"the model knows {len(self.labels_)} labels")
+        pred = self.predict(words, extra=extra)
+        out = {"accuracy": token_accuracy(labels, pred), "sentences": len(words),
+               "tokens": sum(len(s) for s in words)}
+        if is_iob_tagset(self.labels_):
+            out.update(span_scores(labels, pred))
+        return out
+
+    # -- persistence --------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic)."""
+        self._check_fitted()
+        fmeta, farrays = self.extractor_.state()
+        learner = self._learner()
+        update = learner.resolved()[1]
+        meta = {"labels": self.labels_, "order": self.order, "features": fmeta,
+                "settings": {"features": self.features, "rare_threshold": self.rare_threshold,
+                             "update": update.label(), "update_params": _update_params(update),
+                             "average": learner.average, "epochs": learner.epochs,
+                             "random_state": learner.random_state, "best_epoch": self.best_epoch_},
+                "history": self.history_}
+        save_model(path, MODEL_KIND, meta, {"coef": self.coef_, **farrays})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> SequenceTagger:
+        """Read a model written by :meth:`save` (``ModelFormatError`` if damaged or of another version)."""
+        meta, arrays = load_model(path, MODEL_KIND)
+        s = meta["settings"]
+        obj = cls(features=s["features"], order=meta["order"], rare_threshold=s["rare_threshold"])
+        obj.labels_ = list(meta["labels"])
+        obj.label_index_ = {t: i for i, t in enumerate(obj.labels_)}
+        obj.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
+        obj.coef_ = arrays["coef"]
+        obj.history_ = meta.get("history", [])
+        obj.best_epoch_ = s.get("best_epoch")
+        obj.interrupted_ = False
+        obj._voted = None
+        expected = SequenceProblem(obj.extractor_.transform([["x"]]), len(obj.labels_), order=obj.order).weight_size
+        if obj.coef_.shape != (expected,):
+            from swvp.exceptions import ModelFormatError
+
+            raise ModelFormatError(f"{path}: weight vector has shape {obj.coef_.shape}, expected ({expected},)")
+        return obj
+
+
+def _update_params(update: Full | WeightedViolations) -> dict:
+    if isinstance(update, WeightedViolations):
+        return {k: (v if isinstance(v, (str, int, float, bool)) else [list(J) for J in v])
+                for k, v in update.__dict__.items()}
+    return {}
+
+
+def iter_batches(seq: Sequence, size: int):
+    for i in range(0, len(seq), size):
+        yield seq[i:i + size]
