@@ -45,9 +45,7 @@ def _all_trees(n: int, single_root: bool, projective: bool) -> np.ndarray:
         hi = np.maximum(heads_1, words)
         # Arcs a and b cross iff lo_a < lo_b < hi_a < hi_b.
         crosses = (
-            (lo[:, :, None] < lo[:, None, :])
-            & (lo[:, None, :] < hi[:, :, None])
-            & (hi[:, :, None] < hi[:, None, :])
+            (lo[:, :, None] < lo[:, None, :]) & (lo[:, None, :] < hi[:, :, None]) & (hi[:, :, None] < hi[:, None, :])
         )
         heads_1 = heads_1[~crosses.any(axis=(1, 2))]
     out = np.concatenate([np.full((heads_1.shape[0], 1), -1, dtype=INT), heads_1], axis=1)

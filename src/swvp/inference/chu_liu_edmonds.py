@@ -6,8 +6,8 @@ the diagonal ignored; the result is an int64 head vector with ``heads[0] = -1``.
 
 ``single_root=True`` is exact, not a heuristic: the kernel weighs ROOT arcs lexicographically (fewest root words
 first, then score), which CLE optimises like any other ordered weights. Ties: first maximum in node-index order at
-every step; with all scores equal the result is every word attached to ROOT (multi-root) or word 1 as the single
-root word heading every other word.
+every step (node indices, not a lexicographic order over trees). With all scores equal and ``single_root=False``
+every word attaches to ROOT; with ``single_root=True`` the result is fixed but has no simple pattern.
 """
 
 from __future__ import annotations

@@ -32,8 +32,10 @@ def _as_arc_scores(arc_scores: np.ndarray) -> np.ndarray:
     arr = np.ascontiguousarray(arr, dtype=FLOAT)
     used = arr[:, 1:][~np.eye(arr.shape[0], dtype=bool)[:, 1:]]
     if not np.isfinite(used).all():
-        raise ValueError("arc_scores must be finite off the diagonal and outside column 0 "
-                         "(forbid an arc with a large negative score, not -inf)")
+        raise ValueError(
+            "arc_scores must be finite off the diagonal and outside column 0 "
+            "(forbid an arc with a large negative score, not -inf)"
+        )
     return arr
 
 

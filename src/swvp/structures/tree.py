@@ -67,7 +67,7 @@ def validate_heads(heads: Sequence[int] | np.ndarray, *, single_root: bool = Tru
             path.append(x)
             x = int(h[x])
         if state[x] == 1:  # walked back onto the current path: a cycle through x
-            cycle = path[path.index(x):]
+            cycle = path[path.index(x) :]
             return "cycle " + " -> ".join(str(v) for v in [*cycle, x])
         for v in path:
             state[v] = 2
