@@ -35,6 +35,28 @@ def build_parser() -> argparse.ArgumentParser:
     syn.add_argument("--quiet", action="store_true", help="no progress bar")
     syn.set_defaults(func=_cmd_synthetic)
 
+    train = sub.add_parser("train", help="train a model")
+    train_sub = train.add_subparsers(dest="what", required=True)
+    from swvp.cli import tagging
+
+    tag = train_sub.add_parser("tagger", help="a POS tagger, chunker or NER tagger")
+    tagging.add_train_arguments(tag)
+    tag.set_defaults(func=tagging.cmd_train_tagger)
+
+    pred = sub.add_parser("predict", help="label a file with a trained model (same format out)")
+    pred.add_argument("--model", required=True)
+    pred.add_argument("input")
+    pred.add_argument("-o", "--output", help="output file (default: standard output)")
+    pred.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
+    pred.set_defaults(func=_cmd_predict)
+
+    ev = sub.add_parser("evaluate", help="score a trained model on a gold file")
+    ev.add_argument("--model", required=True)
+    ev.add_argument("input")
+    ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
+    ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.set_defaults(func=_cmd_evaluate)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -53,6 +75,47 @@ def _cmd_synthetic(args) -> int:
     print(synthetic.format_tables(report))
     print(f"\nwrote {args.out}/synthetic.json and {args.out}/synthetic.png")
     return 0
+
+
+def _load_any(path):
+    """A model of any kind, by the kind recorded in its header."""
+    from swvp.persistence import load_model
+
+    meta, _ = load_model(path)
+    kind = meta.get("kind")
+    if kind == "sequence-tagger":
+        from swvp.tasks.tagger import SequenceTagger
+
+        return kind, SequenceTagger.load(path)
+    if kind == "graph-parser":
+        from swvp.tasks.graph_parser import GraphDependencyParser
+
+        return kind, GraphDependencyParser.load(path)
+    from swvp.exceptions import ModelFormatError
+
+    raise ModelFormatError(f"{path}: unknown model kind {kind!r}")
+
+
+def _cmd_predict(args) -> int:
+    from swvp.cli import tagging
+
+    kind, model = _load_any(args.model)
+    if kind == "sequence-tagger":
+        return tagging.cmd_predict_tagger(model, args)
+    from swvp.cli import parsing
+
+    return parsing.cmd_predict_parser(model, args)
+
+
+def _cmd_evaluate(args) -> int:
+    from swvp.cli import tagging
+
+    kind, model = _load_any(args.model)
+    if kind == "sequence-tagger":
+        return tagging.cmd_evaluate_tagger(model, args)
+    from swvp.cli import parsing
+
+    return parsing.cmd_evaluate_parser(model, args)
 
 
 def _cmd_demo(args) -> int:

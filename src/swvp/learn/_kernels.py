@@ -306,7 +306,7 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
     scratch_f = np.zeros((3, width))
     eps = ucfg_f[F_EPS]
     c = c0
-    n_upd = 0
+    n_upd = int(stats[STAT_UPDATES])  # an epoch may run in several chunks that share ``stats``
     for oi in range(perm.shape[0]):
         s = perm[oi]
         s0 = offsets[s]

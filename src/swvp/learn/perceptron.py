@@ -101,12 +101,15 @@ class Perceptron:
 
     def train(self, problem: StructuredProblem, *, dev: StructuredProblem | None = None,
               on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+              on_progress: Callable[[int, int, int, np.ndarray], None] | None = None,
               weights: WeightTable | None = None) -> TrainResult:
         """Run up to ``epochs`` passes over ``problem``; return weights and diagnostics.
 
         With ``dev``, each epoch's weights (averaged if ``average``) are scored on it and the best epoch's
-        weights kept in ``best_weights``. Ctrl-C stops after the current epoch's kernel returns and keeps
-        everything learned so far (``interrupted=True``). ``weights`` resumes from a checkpoint.
+        weights kept in ``best_weights``. ``on_progress(epoch, done, total, stats)`` is called as an epoch
+        advances (the epoch then runs in about 50 compiled chunks). Ctrl-C stops at the next chunk boundary
+        and keeps everything learned so far (``interrupted=True``; the weights stay consistent).
+        ``weights`` resumes from a checkpoint.
         """
         if int(self.epochs) < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
@@ -130,8 +133,13 @@ class Perceptron:
                 cap = problem.log_capacity(codes)
                 log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
                        "updates": np.zeros(2 * problem.n_examples, INT)}
+            n = problem.n_examples
+            step = n if on_progress is None else max(1, -(-n // 50))
             try:
-                problem.run_epoch(table, order, search, codes, stats, log)
+                for lo in range(0, max(n, 1), step):
+                    problem.run_epoch(table, order[lo:lo + step], search, codes, stats, log)
+                    if on_progress is not None:
+                        on_progress(epoch, min(lo + step, n), n, stats)
             except KeyboardInterrupt:
                 result.interrupted = True
                 break

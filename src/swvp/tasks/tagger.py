@@ -7,7 +7,7 @@ any learner of the core (CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -82,9 +82,13 @@ class SequenceTagger:
         return self.learner if self.learner is not None else Perceptron()
 
     # -- training -----------------------------------------------------------------------------------------
-    def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None
-            ) -> SequenceTagger:
-        """Train on sentences ``X`` with labels ``y`` (or a TaggedCorpus); ``dev`` = (X, y) or a TaggedCorpus."""
+    def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+            on_progress: Callable | None = None) -> SequenceTagger:
+        """Train on sentences ``X`` with labels ``y`` (or a TaggedCorpus); ``dev`` = (X, y) or a TaggedCorpus.
+
+        ``on_epoch(stats, result)`` runs after each epoch (the tagger is then usable: checkpoints can save it);
+        ``on_progress(epoch, done, total, stats)`` as an epoch advances (progress bars).
+        """
         if self.order not in (1, 2):
             raise ValueError(f"order must be 1 or 2, got {self.order!r}")
         words, labels, extra = _as_xy(X, y, extra)
@@ -101,15 +105,26 @@ class SequenceTagger:
         if dev is not None:
             dw, dl, dx = _as_xy(*(dev if isinstance(dev, tuple) else (dev, None)), None)
             dev_problem = self._problem(dw, dx, self._encode(dl, strict=False))
+        self._has_dev = dev_problem is not None
+
+        def epoch_done(stats, result):
+            if on_epoch is not None:
+                self._finish(result)
+                on_epoch(stats, result)
+
+        result = self._learner().train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
+        self._finish(result)
+        return self
+
+    def _finish(self, result: TrainResult) -> None:
+        """Take the learned state from a (possibly partial) training result."""
         learner = self._learner()
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch)
         self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
+        use_best = self.select_epoch and self._has_dev and result.best_weights is not None
         self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
-        self.best_epoch_ = result.best_epoch
+        self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
         self.interrupted_ = result.interrupted
         self._voted = result.voted
-        return self
 
     def _encode(self, labels, strict: bool = True) -> np.ndarray:
         flat = [t for s in labels for t in s]
@@ -178,7 +193,7 @@ class SequenceTagger:
                              "update": update.label(), "update_params": _update_params(update),
                              "average": learner.average, "epochs": learner.epochs,
                              "random_state": learner.random_state, "best_epoch": self.best_epoch_},
-                "history": self.history_}
+                "history": self.history_, "info": getattr(self, "info_", {})}
         save_model(path, MODEL_KIND, meta, {"coef": self.coef_, **farrays})
 
     @classmethod
@@ -194,6 +209,7 @@ class SequenceTagger:
         obj.history_ = meta.get("history", [])
         obj.best_epoch_ = s.get("best_epoch")
         obj.interrupted_ = False
+        obj.info_ = meta.get("info", {})
         obj._voted = None
         expected = SequenceProblem(obj.extractor_.transform([["x"]]), len(obj.labels_), order=obj.order).weight_size
         if obj.coef_.shape != (expected,):
@@ -209,7 +225,3 @@ def _update_params(update: Full | WeightedViolations) -> dict:
                 for k, v in update.__dict__.items()}
     return {}
 
-
-def iter_batches(seq: Sequence, size: int):
-    for i in range(0, len(seq), size):
-        yield seq[i:i + size]
