@@ -5,5 +5,19 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from swvp.exceptions import DataError, ModelFormatError, NotFittedError  # noqa: E402
+from swvp.learn.perceptron import Perceptron  # noqa: E402
+from swvp.learn.search import Exact  # noqa: E402
+from swvp.learn.updates import Full, WeightedViolations  # noqa: E402
+from swvp.tasks.tagger import SequenceTagger  # noqa: E402
 
-__all__ = ["DataError", "ModelFormatError", "NotFittedError", "__version__"]
+__all__ = [
+    "DataError",
+    "Exact",
+    "Full",
+    "ModelFormatError",
+    "NotFittedError",
+    "Perceptron",
+    "SequenceTagger",
+    "WeightedViolations",
+    "__version__",
+]
