@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     syn.add_argument("--no-shuffle", action="store_true", help="keep file order instead of a seeded shuffle")
     syn.add_argument("--out", default="runs/synthetic", help="output folder for JSON and plot")
     syn.add_argument("--quiet", action="store_true", help="no progress bar")
+    syn.add_argument("--verbose", action="store_true",
+                     help="per-epoch diagnostics, with the averaged-weights training accuracy (slower)")
     syn.set_defaults(func=_cmd_synthetic)
 
     train = sub.add_parser("train", help="train a model")
@@ -71,7 +73,9 @@ def _cmd_synthetic(args) -> int:
         kwargs["betas"] = args.betas
     report = synthetic.run(setups=args.setups, datasets=args.datasets, jobs=args.jobs, seed=args.seed,
                            epochs=args.epochs, shuffle=not args.no_shuffle, out=args.out, progress=not args.quiet,
-                           n_items=args.items, **kwargs)
+                           n_items=args.items, track_train_accuracy=args.verbose, **kwargs)
+    if args.verbose:
+        print(synthetic.format_epochs(report) + "\n")
     print(synthetic.format_tables(report))
     print(f"\nwrote {args.out}/synthetic.json and {args.out}/synthetic.png")
     return 0

@@ -46,8 +46,12 @@ def method_update(method: str, beta: float) -> WeightedViolations:
 
 
 def run_dataset(setup: int, index: int, seed: int = 0, epochs: int = 10, shuffle: bool = True,
-                n_items: int = 10_000, betas: tuple = BETAS) -> dict:
-    """Train and score every learner on dataset ``index`` of ``setup``; accuracies in percent."""
+                n_items: int = 10_000, betas: tuple = BETAS, track_train_accuracy: bool = False) -> dict:
+    """Train and score every learner on dataset ``index`` of ``setup``; accuracies in percent.
+
+    Each run keeps its per-epoch diagnostics; ``track_train_accuracy`` adds the averaged-weights training
+    accuracy per epoch (one more decode of the training set per epoch).
+    """
     data = generate(setup, dataset_seed(seed, setup, index), n_items=n_items)
     train, dev, test = data.split()
     K, V = data.params.n_labels, data.params.n_symbols
@@ -64,7 +68,8 @@ def run_dataset(setup: int, index: int, seed: int = 0, epochs: int = 10, shuffle
     learner_seed = int(np.random.SeedSequence([seed, setup, index, 1]).generate_state(1)[0])
 
     def train_one(update):
-        result = Perceptron(update=update, epochs=epochs, shuffle=shuffle, random_state=learner_seed).train(P_train)
+        result = Perceptron(update=update, epochs=epochs, shuffle=shuffle, random_state=learner_seed,
+                            track_train_accuracy=track_train_accuracy).train(P_train)
         row = {"epochs": len(result.history)}
         for weighting in WEIGHTINGS:
             w = result.final_weights(averaged=weighting == "averaged")
@@ -75,12 +80,17 @@ def run_dataset(setup: int, index: int, seed: int = 0, epochs: int = 10, shuffle
             "cond2_failures": sum(e.cond2_failures for e in h), "cond2_checked": sum(e.cond2_checked for e in h),
             "violation_ratio": _nanmean([e.mean_violation_ratio for e in h]),
         }
+        row["history"] = [{k: v for k, v in e.as_dict().items() if k in _EPOCH_KEYS} for e in h]
         return row
 
     out["runs"]["CSP"] = train_one(Full())
     for method in METHODS:
         out["runs"][method] = {str(b): train_one(method_update(method, b)) for b in betas}
     return out
+
+
+_EPOCH_KEYS = ("epoch", "mistakes", "updates", "backoffs", "mean_violation_ratio", "cond2_failures", "cond2_checked",
+               "online_accuracy", "train_accuracy")
 
 
 def _nanmean(values) -> float | None:
@@ -137,17 +147,38 @@ def summarise(per_dataset: list[dict], betas: tuple = BETAS) -> dict:
             "mean_violation_ratio": _nanmean([r["diag"]["violation_ratio"] for r in rows]),
         }
     summary["diagnostics"] = diag
+    summary["epochs"] = _per_epoch(per_dataset)
     return summary
+
+
+def _per_epoch(per_dataset: list[dict]) -> dict:
+    """Per method, the per-epoch diagnostics averaged over datasets (and over β for SWVP)."""
+    out = {}
+    for method in ("CSP",) + METHODS:
+        if method == "CSP":
+            runs = [d["runs"]["CSP"] for d in per_dataset]
+        else:
+            runs = [r for d in per_dataset for r in d["runs"][method].values()]
+        rows = []
+        for e in range(max(len(r["history"]) for r in runs)):
+            eps = [r["history"][e] for r in runs if len(r["history"]) > e]
+            row = {"epoch": e + 1}
+            for key in _EPOCH_KEYS[1:]:
+                row[key] = _nanmean([np.nan if x.get(key) is None else x[key] for x in eps])
+            rows.append(row)
+        out[method] = rows
+    return out
 
 
 def run(setups=(1, 2, 3), datasets: int = 10, jobs: int = 2, seed: int = 0, epochs: int = 10,
         shuffle: bool = True, out: str | os.PathLike | None = None, progress: bool = True,
-        n_items: int = 10_000, betas: tuple = BETAS) -> dict:
+        n_items: int = 10_000, betas: tuple = BETAS, track_train_accuracy: bool = False) -> dict:
     """The whole experiment; writes ``out/synthetic.json`` and ``out/synthetic.png`` when ``out`` is given."""
     t0 = time.perf_counter()
     tasks = [(s, i) for s in setups for i in range(datasets)]
     results: dict[tuple, dict] = {}
-    kwargs = dict(seed=seed, epochs=epochs, shuffle=shuffle, n_items=n_items, betas=betas)
+    kwargs = dict(seed=seed, epochs=epochs, shuffle=shuffle, n_items=n_items, betas=betas,
+                  track_train_accuracy=track_train_accuracy)
     bar = _progress(len(tasks), progress)
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -184,6 +215,26 @@ def _progress(total: int, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc="datasets", unit="dataset", disable=not enabled)
+
+
+def format_epochs(report: dict) -> str:
+    """Per setup and method, the per-epoch diagnostics (mean over datasets, and over β for SWVP)."""
+    lines = ["Per-epoch diagnostics (mean over datasets; SWVP also over β): mistakes, updates, back-offs, "
+             "mean |I^v|/|S|, condition-(2) failures / balanced updates, online accuracy, averaged train accuracy"]
+    for s, st in report["setups"].items():
+        lines.append(f"setup {s}")
+        for method, rows in st["epochs"].items():
+            lines.append(f"  {method}")
+            for r in rows:
+                def f(v, fmt):
+                    return "-" if v is None else format(v, fmt)
+                acc = None if r["train_accuracy"] is None else 100 * r["train_accuracy"]
+                lines.append(f"    epoch {r['epoch']:2d}: mistakes {f(r['mistakes'], '.0f'):>6s} "
+                             f"updates {f(r['updates'], '.0f'):>6s} back-offs {f(r['backoffs'], '.0f'):>5s} "
+                             f"|Iv|/|S| {f(r['mean_violation_ratio'], '.3f'):>5s} "
+                             f"cond2 {f(r['cond2_failures'], '.0f'):>5s}/{f(r['cond2_checked'], '.0f'):<5s} "
+                             f"online {f(100 * r['online_accuracy'], '.2f')}% train(avg) {f(acc, '.2f')}%")
+    return "\n".join(lines)
 
 
 def format_tables(report: dict) -> str:
