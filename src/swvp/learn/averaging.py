@@ -43,10 +43,15 @@ class VotedWeights:
         return int(sum(e.shape[0] for e in self._examples))
 
     def survival(self) -> np.ndarray:
-        """Survival count of w_0..w_K: examples each classified correctly before the next mistake."""
+        """Vote counts c_0..c_K of w_0..w_K (Freund & Schapire 1999, Fig. 1).
+
+        w_0 = 0 counts the examples before the first mistake; w_k (k >= 1) counts the example whose mistake
+        created it (c := 1) plus the examples it then classified correctly, so the counts sum to the number
+        of examples seen.
+        """
         ex = np.concatenate(self._examples) if self._examples else np.zeros(0, INT)
-        bounds = np.concatenate([[-1], ex, [self.n_examples]])
-        return (np.diff(bounds) - 1).clip(min=0)
+        bounds = np.concatenate([[0], ex, [self.n_examples]])
+        return np.diff(bounds)
 
     def vectors(self):
         """Yield (k, w_k, survival_k) in order, reusing one buffer (copy it to keep it)."""
