@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from swvp.data.corpus import guess_format, load_tagged
 from swvp.exceptions import DataError
 
-DEFAULT_TEMPLATES = {"conllu": "ratnaparkhi", "ptb": "ratnaparkhi", "conll2000": "chunk", "conll2002": "ner"}
+DEFAULT_TEMPLATES = {"conllu": "pos", "ptb": "pos", "conll2000": "chunk", "conll2002": "ner"}
 
 
 def add_train_arguments(p) -> None:
@@ -18,7 +18,7 @@ def add_train_arguments(p) -> None:
     p.add_argument("--dev", help="development corpus (epoch and β selection)")
     p.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: guessed")
     p.add_argument("--column", choices=["upos", "xpos"], default="upos", help="CoNLL-U tag column")
-    p.add_argument("--features", choices=["ratnaparkhi", "chunk", "ner"], help="templates (default by format)")
+    p.add_argument("--features", choices=["pos", "ratnaparkhi", "chunk", "ner"], help="templates (default by format)")
     p.add_argument("--order", type=int, choices=[1, 2], default=1, help="label chain order")
     p.add_argument("--update", choices=["csp", "swvp"], default="csp")
     p.add_argument("--gamma", choices=["wm", "wmr"], default="wm")

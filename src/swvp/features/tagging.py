@@ -8,6 +8,10 @@ Template sets (each conjoined with the current tag y_i; the tag history lives in
 - ``ratnaparkhi`` (POS; Ratnaparkhi 1996 / Collins 2002, ALGORITHMS.md §3.1): w_{i-2}, w_{i-1}, w_{i+1},
   w_{i+2}; w_i for non-rare words; for rare words (train count < ``rare_threshold``, unknown words rare)
   prefixes and suffixes of length 1–4, has-digit, has-uppercase, has-hyphen.
+- ``pos`` (the default for POS tagging: Ratnaparkhi's set made denser for treebanks of ~200k words): w_i,
+  lowercased w_i, prefixes 1–3 and suffixes 1–4 and the shape of *every* word, digit/upper/hyphen/title
+  flags, lowercased w_{i-2..i+2}, suffix-3 and shape of w_{i±1}, and the word bigrams (w_{i-1}, w_i),
+  (w_i, w_{i+1}) lowercased.
 - ``chunk`` (CoNLL-2000): words w_{i-2..i+2}, POS p_{i-2..i+2}, POS bigrams p_{i-1}p_i, p_ip_{i+1},
   p_{i-2}p_{i-1}, p_{i+1}p_{i+2}, POS trigrams around i, word bigrams w_{i-1}w_i, w_iw_{i+1}.
 - ``ner`` (CoNLL-2002): lowercased words w_{i-2..i+2}, the word's shape and its neighbours', prefixes and
@@ -25,7 +29,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
 
-TEMPLATE_SETS = ("ratnaparkhi", "chunk", "ner")
+TEMPLATE_SETS = ("ratnaparkhi", "pos", "chunk", "ner")
 _SHIFT = 40  # key = template << 40 | value
 _MASK = (1 << _SHIFT) - 1
 _PAD = 1  # atom id of the padding symbol beyond sentence ends; id 0 is "unknown"
@@ -129,6 +133,24 @@ class TaggingFeatures:
             add(np.ones(n, INT), rare & atoms["digit"])
             add(np.ones(n, INT), rare & atoms["upper"])
             add(np.ones(n, INT), rare & atoms["hyphen"])
+        elif t == "pos":
+            w, lw, shp = atoms["word"], atoms["lower"], atoms["shape"]
+            add(w)
+            add(lw)
+            add(shp)
+            for k in range(1, 5):
+                add(atoms[f"suf{k}"])
+            for k in range(1, 4):
+                add(atoms[f"pre{k}"])
+            for flag in ("digit", "upper", "hyphen", "title"):
+                add(np.ones(n, INT), atoms[flag])
+            for d in (-2, -1, 1, 2):
+                add(shift(lw, d))
+            for d in (-1, 1):
+                add(shift(atoms["suf3"], d))
+                add(shift(shp, d))
+            add(pair(shift(lw, -1), lw))
+            add(pair(lw, shift(lw, 1)))
         elif t == "chunk":
             w, p = atoms["word"], atoms.get("pos")
             if p is None:

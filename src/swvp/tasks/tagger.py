@@ -45,14 +45,15 @@ class SequenceTagger:
 
     Parameters
     ----------
-    features : template set, "ratnaparkhi" (POS), "chunk" (needs POS) or "ner".
+    features : template set: "pos" (default, POS tagging), "ratnaparkhi" (Ratnaparkhi 1996 as in Collins 2002),
+        "chunk" (needs a POS column) or "ner".
     order : 1 (bigram) or 2 (trigram) label chain, exact Viterbi.
     learner : a :class:`~swvp.learn.perceptron.Perceptron`; default: averaged CSP, 10 epochs.
     rare_threshold : words seen fewer times in training are "rare" (spelling features).
     select_epoch : with dev data, keep the epoch with the best dev accuracy (else the last).
     """
 
-    def __init__(self, *, features: str = "ratnaparkhi", order: int = 1, learner: Perceptron | None = None,
+    def __init__(self, *, features: str = "pos", order: int = 1, learner: Perceptron | None = None,
                  rare_threshold: int = 5, select_epoch: bool = True):
         self.features = features
         self.order = order
