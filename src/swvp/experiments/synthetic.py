@@ -245,7 +245,8 @@ def format_tables(report: dict) -> str:
         title = "averaged weights" if weighting == "averaged" else "last-iterate weights (not averaged)"
         lines.append(f"Table 1 — {title}; ours vs paper (Dror & Reichart 2016); "
                      f"{report['meta']['datasets']} datasets per setup")
-        head = f"{'':7s}" + "".join(f"| setup {s}: Acc. (std)      #Wins  Gener. | paper Acc. (std)   Wins " for s in setups)
+        cell = "| setup {}: Acc. (std)      #Wins  Gener. | paper Acc. (std)   Wins "
+        head = f"{'':7s}" + "".join(cell.format(s) for s in setups)
         lines.append(head)
         for method in METHODS + ("CSP",):
             row = f"{method:7s}"
@@ -265,11 +266,12 @@ def format_tables(report: dict) -> str:
     lines.append("paired per dataset: mean (std) of learner − Bayes, in points")
     for s in setups:
         st = report["setups"][s]
-        lines.append(f"setup {s} ({st['name']}): Bayes (posterior) {st['bayes']['mean']:.2f} ({st['bayes']['std']:.2f}); "
-                     f"true-parameter Viterbi {st['viterbi_true']['mean']:.2f} ({st['viterbi_true']['std']:.2f})")
+        bayes, vit = st["bayes"], st["viterbi_true"]
+        lines.append(f"setup {s} ({st['name']}): Bayes (posterior) {bayes['mean']:.2f} ({bayes['std']:.2f}); "
+                     f"true-parameter Viterbi {vit['mean']:.2f} ({vit['std']:.2f})")
         for weighting in WEIGHTINGS:
-            gaps = "  ".join(f"{m} {st[weighting][m]['gap_to_bayes'][0]:+.2f} ({st[weighting][m]['gap_to_bayes'][1]:.2f})"
-                             for m in ("CSP",) + METHODS)
+            gaps = "  ".join(f"{m} {g[0]:+.2f} ({g[1]:.2f})"
+                             for m in ("CSP",) + METHODS for g in [st[weighting][m]["gap_to_bayes"]])
             lines.append(f"    {weighting:8s}: {gaps}")
     lines.append("")
     lines.append("Diagnostics per setup (over all runs): updates/epoch, back-offs/epoch (share of updates), "

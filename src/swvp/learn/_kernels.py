@@ -17,7 +17,6 @@ from swvp.learn._codes import (
     F_BETA,
     F_EPS,
     GAMMA_WM,
-    JJ_EXPLICIT,
     JJ_FULL,
     JJ_SINGLE,
     MODE_BALANCED,
