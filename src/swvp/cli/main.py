@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("input")
     ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.add_argument("--allow-unknown-labels", action="store_true",
+                    help="score gold labels unseen in training as errors instead of stopping")
     ev.set_defaults(func=_cmd_evaluate)
 
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")

@@ -200,13 +200,16 @@ def cmd_predict_tagger(model, args) -> int:
 def cmd_evaluate_tagger(model, args) -> int:
     fmt, column = _tagger_input(model, args.input, args.format)
     corpus = load_tagged(args.input, fmt=fmt, column=column)
-    _check_labels(model, args.input, fmt, column)
-    scores = model.evaluate(corpus, source=args.input)
+    if not args.allow_unknown_labels:
+        _check_labels(model, args.input, fmt, column)
+    scores = model.evaluate(corpus, source=args.input, allow_unknown_labels=args.allow_unknown_labels)
     if args.json:
         print(json.dumps(scores, indent=1))
     else:
         print(f"{args.input}: {scores['sentences']} sentences, {scores['tokens']} tokens")
         print(f"token accuracy: {100 * scores['accuracy']:.2f}%")
+        if scores["unknown_label_tokens"]:
+            print(f"({scores['unknown_label_tokens']} tokens carry labels unseen in training; scored as errors)")
         if "f1" in scores:
             print(f"spans (seqeval): precision {100 * scores['precision']:.2f}%  recall {100 * scores['recall']:.2f}%  "
                   f"F1 {100 * scores['f1']:.2f}%")
@@ -223,7 +226,8 @@ def _check_labels(model, path, fmt, column) -> None:
             for tag, line in zip(getattr(s, column), s.line_numbers):
                 if tag not in known:
                     raise DataError(path, line, f"unknown label {tag!r}: the model was trained on "
-                                                f"{len(known)} other labels")
+                                                f"{len(known)} other labels (--allow-unknown-labels scores "
+                                                f"such tokens as errors)")
     elif fmt in ("conll2000", "conll2002"):
         from swvp.data.columns import read_columns
 
@@ -231,4 +235,5 @@ def _check_labels(model, path, fmt, column) -> None:
             for tag, line in zip(s.labels, s.line_numbers):
                 if tag not in known:
                     raise DataError(path, line, f"unknown label {tag!r}: the model was trained on "
-                                                f"{len(known)} other labels")
+                                                f"{len(known)} other labels (--allow-unknown-labels scores "
+                                                f"such tokens as errors)")
