@@ -54,8 +54,22 @@ def save_model(path: str | os.PathLike, kind: str, meta: dict, arrays: dict[str,
         if np.asarray(arr).dtype == object:
             raise TypeError(f"array {name!r} has dtype object; model files hold plain arrays only")
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{_META: np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8)}, **arrays)
+    text = json.dumps(_json_safe(header), allow_nan=False)
+    np.savez_compressed(buf, **{_META: np.frombuffer(text.encode("utf-8"), np.uint8)}, **arrays)
     atomic_write_bytes(path, buf.getvalue())
+
+
+def _json_safe(obj):
+    """Strict JSON: NaN/inf become null, numpy scalars plain numbers, tuples lists."""
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:

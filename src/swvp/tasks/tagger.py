@@ -12,11 +12,12 @@ from collections.abc import Callable
 import numpy as np
 
 from swvp._config import INT
-from swvp.exceptions import DataError, NotFittedError
+from swvp.exceptions import DataError, ModelFormatError, NotFittedError
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.sequence import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.model.layout import SequenceLayout
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.persistence import load_model, save_model
 
@@ -72,7 +73,12 @@ class SequenceTagger:
     def set_params(self, **params) -> SequenceTagger:
         for key, value in params.items():
             if key.startswith("learner__"):
-                setattr(self.learner, key[len("learner__"):], value)
+                name = key[len("learner__"):]
+                if self.learner is None:
+                    raise ValueError(f"cannot set {key!r}: no learner given (pass learner=Perceptron(...) first)")
+                if name not in self.learner.get_params():
+                    raise ValueError(f"unknown parameter {key!r}")
+                setattr(self.learner, name, value)
             elif key in self.get_params(deep=False):
                 setattr(self, key, value)
             else:
@@ -128,11 +134,12 @@ class SequenceTagger:
         self._voted = result.voted
 
     def _encode(self, labels, strict: bool = True) -> np.ndarray:
+        """Label ids; with ``strict=False`` a label unseen in training becomes -1 (never predicted, so an error)."""
         flat = [t for s in labels for t in s]
         idx = self.label_index_
-        if strict or all(t in idx for t in flat):
+        if strict:
             return np.fromiter((idx[t] for t in flat), INT, len(flat))
-        return np.fromiter((idx.get(t, -1) for t in flat), INT, len(flat)).clip(min=0)
+        return np.fromiter((idx.get(t, -1) for t in flat), INT, len(flat))
 
     def _problem(self, words, extra, labels=None) -> SequenceProblem:
         feats = self.extractor_.transform(words, extra)
@@ -172,6 +179,7 @@ class SequenceTagger:
         their number is reported as ``unknown_label_tokens`` (CoNLL-2000's test set has I-LST, absent from
         its training set).
         """
+        self._check_fitted()
         words, labels, extra = _as_xy(X, y, extra)
         unknown = 0
         for i, sent in enumerate(labels):
@@ -208,22 +216,23 @@ class SequenceTagger:
     def load(cls, path: str | os.PathLike) -> SequenceTagger:
         """Read a model written by :meth:`save` (``ModelFormatError`` if damaged or of another version)."""
         meta, arrays = load_model(path, MODEL_KIND)
-        s = meta["settings"]
-        obj = cls(features=s["features"], order=meta["order"], rare_threshold=s["rare_threshold"])
-        obj.labels_ = list(meta["labels"])
-        obj.label_index_ = {t: i for i, t in enumerate(obj.labels_)}
-        obj.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
-        obj.coef_ = arrays["coef"]
-        obj.history_ = meta.get("history", [])
-        obj.best_epoch_ = s.get("best_epoch")
+        try:
+            s = meta["settings"]
+            obj = cls(features=s["features"], order=meta["order"], rare_threshold=s["rare_threshold"])
+            obj.labels_ = list(meta["labels"])
+            obj.label_index_ = {t: i for i, t in enumerate(obj.labels_)}
+            obj.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
+            obj.coef_ = arrays["coef"]
+            obj.history_ = meta.get("history", [])
+            obj.best_epoch_ = s.get("best_epoch")
+            obj.info_ = meta.get("info", {})
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(f"{path}: incomplete or inconsistent tagger model ({err!r})") from err
         obj.interrupted_ = False
-        obj.info_ = meta.get("info", {})
         obj._voted = None
-        expected = SequenceProblem(obj.extractor_.transform([["x"]]), len(obj.labels_), order=obj.order).weight_size
-        if obj.coef_.shape != (expected,):
-            from swvp.exceptions import ModelFormatError
-
-            raise ModelFormatError(f"{path}: weight vector has shape {obj.coef_.shape}, expected ({expected},)")
+        layout = SequenceLayout(max(obj.extractor_.n_feats, 1), 1, len(obj.labels_), obj.order)
+        if obj.coef_.shape != (layout.size,):
+            raise ModelFormatError(f"{path}: weight vector has shape {obj.coef_.shape}, expected ({layout.size},)")
         return obj
 
 
