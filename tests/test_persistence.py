@@ -1,0 +1,413 @@
+"""Model files: save/load round trips, the .npz + JSON header layout, damaged files, atomic writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import swvp
+from swvp import ModelFormatError, Perceptron, SequenceTagger, persistence
+from swvp.learn.updates import WeightedViolations
+from swvp.persistence import FORMAT_VERSION, load_model, save_model
+
+
+def tiny_language(n: int, seed: int):
+    """Tags decided by the word and its left neighbour; some words are rare (spelling features fire)."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{k}" for k in range(20)] + ["Run-1", "walk2", "Xy", "q-q"]
+    X, Y = [], []
+    for _ in range(n):
+        ks = rng.integers(0, len(words), int(rng.integers(2, 9)))
+        X.append([words[k] for k in ks])
+        Y.append(["NV"[(k + (ks[i - 1] if i else 0)) % 2] for i, k in enumerate(ks)])
+    return X, Y
+
+
+TRAIN = tiny_language(120, 0)
+# held-out: the same words plus unseen ones (rare-word features must be rebuilt identically after loading)
+HELD_OUT = tiny_language(30, 1)[0] + [["unseen", "w3", "Zz-9"], ["w1"], ["Brand-New", "words", "only"]]
+
+
+def same_history(a: list[dict], b: list[dict]) -> bool:
+    """Equal per-epoch records, NaN equal to NaN (CSP epochs have no violation ratio)."""
+    def same(x, y):
+        return x == y or (isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y))
+
+    return len(a) == len(b) and all(d.keys() == e.keys() and all(same(d[k], e[k]) for k in d) for d, e in zip(a, b))
+
+
+def fitted(**kw) -> SequenceTagger:
+    learner = kw.pop("learner", None) or Perceptron(epochs=3)
+    return SequenceTagger(learner=learner, rare_threshold=3, **kw).fit(*TRAIN)
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "tagger.npz"
+    tagger = fitted()
+    tagger.save(path)
+    return path, tagger
+
+
+def read_members(path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
+
+
+def header(path) -> dict:
+    return json.loads(read_members(path)["__meta__"].tobytes().decode("utf-8"))
+
+
+def write_npz(path, members: dict) -> None:
+    np.savez(path, **members)
+
+
+def with_header(members: dict, meta) -> dict:
+    out = dict(members)
+    out["__meta__"] = np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ round trips
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"order": 2},
+        {"learner": Perceptron(update=WeightedViolations(gamma="wmr", mode="balanced", beta=0.5), epochs=3)},
+        {"learner": Perceptron(average=False, epochs=2)},
+        {"features": "ner"},
+        {"features": "pos"},
+    ],
+    ids=["order1", "order2", "swvp-B-WMR", "not-averaged", "ner", "pos"],
+)
+def test_identical_predictions_after_reload(tmp_path, kw):
+    tagger = fitted(**kw)
+    path = tmp_path / "m.npz"
+    tagger.save(path)
+    loaded = SequenceTagger.load(path)
+    assert loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
+    assert loaded.predict(TRAIN[0]) == tagger.predict(TRAIN[0])
+    assert np.array_equal(loaded.coef_, tagger.coef_)
+    assert loaded.coef_.dtype == tagger.coef_.dtype
+    assert loaded.labels_ == tagger.labels_
+    assert loaded.order == tagger.order and loaded.features == tagger.features
+    assert loaded.rare_threshold == tagger.rare_threshold
+    assert same_history(loaded.history_, tagger.history_)
+    assert loaded.best_epoch_ == tagger.best_epoch_
+    assert loaded.score(*TRAIN) == tagger.score(*TRAIN)
+
+
+def test_reload_of_a_chunk_tagger_with_pos_column(tmp_path):
+    X = [[(w, "P" + w[-1]) for w in s] for s in TRAIN[0]]
+    tagger = SequenceTagger(features="chunk", learner=Perceptron(epochs=2)).fit(X, TRAIN[1])
+    tagger.save(tmp_path / "c.npz")
+    loaded = SequenceTagger.load(tmp_path / "c.npz")
+    held = [[(w, "P" + w[-1]) for w in s] for s in HELD_OUT]
+    assert loaded.predict(held) == tagger.predict(held)
+
+
+def test_save_overwrites_and_load_reads_the_new_model(tmp_path):
+    path = tmp_path / "m.npz"
+    first = fitted()
+    first.save(path)
+    second = fitted(learner=Perceptron(epochs=1, average=False))
+    second.save(path)
+    assert np.array_equal(SequenceTagger.load(path).coef_, second.coef_)
+    assert sorted(os.listdir(tmp_path)) == ["m.npz"]
+
+
+def test_save_creates_parent_folders(tmp_path):
+    path = tmp_path / "a" / "b" / "m.npz"
+    fitted().save(path)
+    assert SequenceTagger.load(str(path)).predict([["w1"]])
+
+
+def test_loaded_tagger_refits(tmp_path, model_file):
+    loaded = SequenceTagger.load(model_file[0])
+    loaded.learner = Perceptron(epochs=1)
+    loaded.fit(*TRAIN)
+    assert len(loaded.history_) == 1
+
+
+# ------------------------------------------------------------------------------------------------ file layout
+
+
+def test_file_is_a_plain_npz_with_a_json_header(model_file):
+    path, tagger = model_file
+    assert zipfile.is_zipfile(path)
+    members = read_members(path)  # allow_pickle=False: every member is a plain array
+    assert all(arr.dtype != object for arr in members.values())
+    assert members["__meta__"].dtype == np.uint8
+    meta = header(path)
+    assert meta["format_version"] == FORMAT_VERSION
+    assert meta["library_version"] == swvp.__version__
+    assert meta["kind"] == "sequence-tagger"
+    assert meta["labels"] == tagger.labels_
+    assert meta["order"] == 1
+    assert meta["settings"]["update"] == "CSP" and meta["settings"]["epochs"] == 3
+    assert meta["features"]["templates"] == tagger.features
+    assert "vocab" in meta["features"]
+    assert np.array_equal(members["coef"], tagger.coef_)
+    meta2, arrays = load_model(path, "sequence-tagger")
+    assert meta2 == meta and "__meta__" not in arrays
+
+
+def test_header_is_strict_json(model_file):
+    text = read_members(model_file[0])["__meta__"].tobytes().decode("utf-8")
+
+    def refuse(name):
+        raise ValueError(f"non-JSON constant {name}")
+
+    json.loads(text, parse_constant=refuse)
+
+
+def test_swvp_settings_are_recorded(tmp_path):
+    tagger = fitted(learner=Perceptron(update=WeightedViolations(gamma="wm", mode="balanced", beta=2.5), epochs=2))
+    tagger.save(tmp_path / "m.npz")
+    settings = header(tmp_path / "m.npz")["settings"]
+    assert settings["update"] == "B-WM"
+    assert settings["update_params"]["beta"] == 2.5
+    assert settings["update_params"]["gamma"] == "wm"
+
+
+def test_save_model_refuses_object_arrays_and_the_reserved_name(tmp_path):
+    with pytest.raises(TypeError, match="object"):
+        save_model(tmp_path / "x.npz", "k", {}, {"a": np.array([{"x": 1}], dtype=object)})
+    with pytest.raises(ValueError, match="reserved"):
+        save_model(tmp_path / "x.npz", "k", {}, {"__meta__": np.zeros(2)})
+    assert not (tmp_path / "x.npz").exists()
+
+
+# ------------------------------------------------------------------------------------------------ bad files
+
+
+def _other_version(path, src):
+    write_npz(path, with_header(read_members(src), {**header(src), "format_version": FORMAT_VERSION + 98}))
+    return f"format version {FORMAT_VERSION + 98} is not supported"
+
+
+def _truncated(path, src):
+    data = src.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return "damaged or unreadable"
+
+
+def _tail_cut(path, src):
+    data = src.read_bytes()
+    path.write_bytes(data[:-30])  # the zip's central directory is gone
+    return "damaged or unreadable"
+
+
+def _not_zip(path, src):
+    path.write_text("1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n")
+    return "damaged or unreadable"
+
+
+def _empty(path, src):
+    path.write_bytes(b"")
+    return "damaged or unreadable"
+
+
+def _no_meta(path, src):
+    members = read_members(src)
+    del members["__meta__"]
+    write_npz(path, members)
+    return "not a swvp model file"
+
+
+def _zip_of_text(path, src):
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("readme.txt", "hello")
+    return "not a swvp model file"
+
+
+def _meta_not_json(path, src):
+    members = read_members(src)
+    members["__meta__"] = np.frombuffer(b"{not json", np.uint8)
+    write_npz(path, members)
+    return "damaged or unreadable"
+
+
+def _meta_not_utf8(path, src):
+    members = read_members(src)
+    members["__meta__"] = np.frombuffer(b"\xff\xfe{}", np.uint8)
+    write_npz(path, members)
+    return "damaged or unreadable"
+
+
+def _meta_without_version(path, src):
+    meta = header(src)
+    del meta["format_version"]
+    write_npz(path, with_header(read_members(src), meta))
+    return "lacks a format version"
+
+
+def _meta_a_list(path, src):
+    write_npz(path, with_header(read_members(src), [1, 2, 3]))
+    return "lacks a format version"
+
+
+def _pickled_member(path, src):
+    members = read_members(src)
+    members["coef"] = np.array([{"evil": 1}], dtype=object)  # needs pickle to load
+    write_npz(path, members)
+    return "damaged or unreadable"
+
+
+def _other_kind(path, src):
+    save_model(path, "graph-parser", {"labels": []}, {"coef": np.zeros(3)})
+    return "'graph-parser' model, expected 'sequence-tagger'"
+
+
+def _wrong_coef_shape(path, src):
+    members = read_members(src)
+    members["coef"] = members["coef"][:-1]
+    write_npz(path, members)
+    return "weight vector has shape"
+
+
+BAD_FILES = [_other_version, _truncated, _tail_cut, _not_zip, _empty, _no_meta, _zip_of_text, _meta_not_json,
+             _meta_not_utf8, _meta_without_version, _meta_a_list, _pickled_member, _other_kind, _wrong_coef_shape]
+
+
+@pytest.mark.parametrize("make_bad", BAD_FILES, ids=[f.__name__.strip("_") for f in BAD_FILES])
+def test_damaged_or_foreign_files_raise_model_format_error(tmp_path, model_file, make_bad):
+    path = tmp_path / "bad.npz"
+    expected = make_bad(path, model_file[0])
+    with pytest.raises(ModelFormatError) as err:
+        SequenceTagger.load(path)
+    message = str(err.value)
+    assert message.startswith(str(path)), message
+    assert expected in message, message
+
+
+def test_missing_file_and_folder(tmp_path):
+    with pytest.raises(ModelFormatError, match="no such model file"):
+        SequenceTagger.load(tmp_path / "absent.npz")
+    with pytest.raises(ModelFormatError, match="no such model file"):
+        load_model(tmp_path)
+
+
+def test_load_model_without_kind_accepts_any_kind(tmp_path):
+    save_model(tmp_path / "g.npz", "graph-parser", {"x": [1, 2]}, {"a": np.arange(3)})
+    meta, arrays = load_model(tmp_path / "g.npz")
+    assert meta["kind"] == "graph-parser" and meta["x"] == [1, 2]
+    assert np.array_equal(arrays["a"], np.arange(3))
+
+
+@pytest.mark.parametrize("damage", ["coef", "feature_keys", "settings"])
+def test_incomplete_model_raises_model_format_error(tmp_path, model_file, damage):
+    members = read_members(model_file[0])
+    if damage == "settings":
+        meta = header(model_file[0])
+        del meta["settings"]
+        members = with_header(members, meta)
+    else:
+        del members[damage]
+    write_npz(tmp_path / "m.npz", members)
+    with pytest.raises(ModelFormatError):
+        SequenceTagger.load(tmp_path / "m.npz")
+
+
+# ------------------------------------------------------------------------------------------------ atomic writes
+
+
+class _HalfWriter:
+    """Stands in for the temp file: writes half the bytes, then fails like a full disk."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, data):
+        self.f.write(data[: len(data) // 2])
+        self.f.flush()
+        raise OSError(28, "No space left on device")
+
+
+def _fail_mid_write(monkeypatch):
+    real = os.fdopen
+    monkeypatch.setattr(persistence.os, "fdopen", lambda fd, *a, **k: _HalfWriter(real(fd, *a, **k)))
+
+
+def _fail_fsync(monkeypatch):
+    def boom(fd):
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(persistence.os, "fsync", boom)
+
+
+def _fail_rename(monkeypatch):
+    def boom(src, dst):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(persistence.os, "replace", boom)
+
+
+def _interrupt_mid_write(monkeypatch):
+    real = os.fdopen
+
+    class Interrupted(_HalfWriter):
+        def write(self, data):
+            self.f.write(data[:100])
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(persistence.os, "fdopen", lambda fd, *a, **k: Interrupted(real(fd, *a, **k)))
+    return KeyboardInterrupt
+
+
+FAILURES = [_fail_mid_write, _fail_fsync, _fail_rename, _interrupt_mid_write]
+
+
+@pytest.mark.parametrize("fail", FAILURES, ids=[f.__name__.strip("_") for f in FAILURES])
+def test_failed_save_keeps_the_previous_file_and_leaves_no_temp_file(tmp_path, monkeypatch, fail):
+    path = tmp_path / "m.npz"
+    old = fitted()
+    old.save(path)
+    before = path.read_bytes()
+    new = fitted(learner=Perceptron(epochs=1, average=False))
+    with monkeypatch.context() as m:
+        error = fail(m) or OSError
+        with pytest.raises(error):
+            new.save(path)
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["m.npz"]
+    assert SequenceTagger.load(path).predict(HELD_OUT) == old.predict(HELD_OUT)
+
+
+def test_failed_first_save_leaves_nothing(tmp_path, monkeypatch):
+    _fail_mid_write(monkeypatch)
+    with pytest.raises(OSError, match="No space"):
+        save_model(tmp_path / "m.npz", "k", {}, {"a": np.arange(10)})
+    assert os.listdir(tmp_path) == []
+
+
+def test_atomic_write_bytes_replaces_content(tmp_path):
+    path = tmp_path / "f.bin"
+    persistence.atomic_write_bytes(path, b"one")
+    persistence.atomic_write_bytes(path, b"two")
+    assert path.read_bytes() == b"two"
+    persistence.atomic_write_text(path, "drei \u00fc")
+    assert path.read_bytes() == "drei \u00fc".encode()
+    assert os.listdir(tmp_path) == ["f.bin"]
+
+
+def test_npz_written_to_memory_matches_file(tmp_path, model_file):
+    """The file is exactly one .npz archive (no trailing bytes a stricter reader would reject)."""
+    data = model_file[0].read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.testzip() is None
+        assert sorted(zf.namelist()) == sorted(f"{k}.npy" for k in read_members(model_file[0]))
