@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swvp._config import FLOAT, INT
+from swvp.learn import _beam_kernels as B
 from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
 from swvp.learn.protocol import StructuredProblem
-from swvp.learn.search import Exact, make_search
+from swvp.learn.search import Beam, Exact, make_search
 from swvp.learn.updates import Full, WeightedViolations, make_update
 from swvp.model.weights import WeightTable
 
@@ -38,9 +39,16 @@ class EpochStats:
     train_accuracy: float | None = None  # averaged-weights token accuracy on the training set (if tracked)
     dev_accuracy: float | None = None
     seconds: float = 0.0
+    # greedy/beam search only (None under exact search; learn/_beam_kernels.py B_*, ALGORITHMS.md §2)
+    gold_fell_off: int | None = None  # examples whose gold prefix fell off the beam
+    mean_update_position: float | None = None  # mean (i*+1)/n over updates
+    full_updates: int | None = None  # updates on complete outputs
+    nonviolations: int | None = None  # debug: updates that were not violations (0 unless select="standard")
+    trace_mismatches: int | None = None  # debug: trace V_i* disagreeing with the recomputed w·ΔΦ (always 0)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """Plain values for JSON; a NaN (a ratio with nothing to average) becomes None."""
+        return {k: (None if isinstance(v, float) and v != v else v) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -128,6 +136,8 @@ class Perceptron:
             if self.shuffle:
                 order = rng.permutation(problem.n_examples).astype(INT)
             stats = np.zeros(C.N_STATS, FLOAT)
+            sstats = np.zeros(B.N_BSTATS, FLOAT) if isinstance(search, Beam) else None
+            extra = {} if sstats is None else {"search_stats": sstats}
             c_before = table.c
             if self.voted:
                 cap = problem.log_capacity(codes)
@@ -137,7 +147,7 @@ class Perceptron:
             step = n if on_progress is None else max(1, -(-n // 50))
             try:
                 for lo in range(0, max(n, 1), step):
-                    problem.run_epoch(table, order[lo:lo + step], search, codes, stats, log)
+                    problem.run_epoch(table, order[lo:lo + step], search, codes, stats, log, **extra)
                     if on_progress is not None:
                         on_progress(epoch, min(lo + step, n), n, stats)
             except KeyboardInterrupt:
@@ -147,7 +157,7 @@ class Perceptron:
                 if stats[C.STAT_LOG_OVERFLOW]:
                     raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
                 result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
-            es = _epoch_stats(epoch, stats)
+            es = _epoch_stats(epoch, stats, sstats)
             current = table.averaged() if self.average else table.w
             if self.track_train_accuracy:
                 es.train_accuracy = problem.accuracy(current)
@@ -168,9 +178,9 @@ class Perceptron:
         return result
 
 
-def _epoch_stats(epoch: int, s: np.ndarray) -> EpochStats:
+def _epoch_stats(epoch: int, s: np.ndarray, b: np.ndarray | None = None) -> EpochStats:
     ratio_n = s[C.STAT_IV_RATIO_N]
-    return EpochStats(
+    es = EpochStats(
         epoch=epoch,
         mistakes=int(s[C.STAT_MISTAKES]),
         updates=int(s[C.STAT_UPDATES]),
@@ -181,3 +191,11 @@ def _epoch_stats(epoch: int, s: np.ndarray) -> EpochStats:
         invalid_updates=int(s[C.STAT_INVALID]),
         online_accuracy=float(1.0 - s[C.STAT_TOKENS_WRONG] / s[C.STAT_TOKENS]) if s[C.STAT_TOKENS] else float("nan"),
     )
+    if b is not None:
+        n_upd = s[C.STAT_UPDATES]
+        es.gold_fell_off = int(b[B.B_GOLD_FELL])
+        es.mean_update_position = float(b[B.B_POS_SUM] / n_upd) if n_upd else float("nan")
+        es.full_updates = int(b[B.B_FULL])
+        es.nonviolations = int(b[B.B_NONVIOL])
+        es.trace_mismatches = int(b[B.B_MISMATCH])
+    return es

@@ -1,13 +1,42 @@
 """How a violation is found (Huang et al. 2012 FINDVIOLATION): the search strategies a learner can use.
 
-``Exact`` runs the exact argmax (Viterbi, Eisner, CKY) and updates on complete outputs. The inexact
-strategies (greedy/beam with early, max-violation, latest, hybrid selection, LaSO) plug in here as further
-strategy objects; the update rule is chosen independently (DESIGN.md: two orthogonal axes).
+``Exact`` runs the exact argmax (Viterbi, Eisner, CKY) and updates on complete outputs. ``Greedy`` and ``Beam``
+run beam search (greedy = beam 1; DP merging and exact gold tracking, ALGORITHMS.md §2.1–2.3) and pick the
+(gold prefix, predicted prefix) pair to update on with a selector over the search trace (§2.2):
+
+==============  =================================================================================================
+standard        the complete output, if wrong (not guaranteed to be a violation)
+early           the first step where gold falls off the beam (Collins & Roark 2004)
+max-violation   the step with the largest V_i = w·Φ(t_i) − w·Φ(g_i) (ties → latest)
+latest          the last step that is a violation
+hybrid          the complete output if it is a violation, else early
+laso            early, then restart the same example from the gold prefix, updating each time (S1 §7)
+==============  =================================================================================================
+
+The update rule is chosen independently (DESIGN.md: two orthogonal axes): ``Full`` and ``WeightedViolations``
+both apply to the selected prefix pair. These objects are plain configuration; :attr:`select_code` and
+:attr:`size` are what the compiled epoch reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from swvp.learn.selectors import SELECTOR_CODES
+
+#: Integer code of LaSO for the compiled beam epoch (the selector codes of :mod:`swvp.learn.selectors` are 0–4).
+LASO = 5
+
+#: Update-selection methods of greedy and beam search: name → integer code.
+SELECT_CODES = {**SELECTOR_CODES, "laso": LASO}
+DEFAULT_SELECT = "max-violation"
+
+
+def _select_code(select: str) -> int:
+    key = select.lower() if isinstance(select, str) else select
+    if key not in SELECT_CODES:
+        raise ValueError(f"select must be one of {sorted(SELECT_CODES)}, got {select!r}")
+    return SELECT_CODES[key]
 
 
 @dataclass(frozen=True)
@@ -20,12 +49,72 @@ class Exact:
         return "exact"
 
 
-SEARCHES = {"exact": Exact}
+@dataclass(frozen=True)
+class Beam:
+    """Beam search of width ``size`` with update selection ``select`` (Huang, Fayong & Guo 2012, Alg. 7).
+
+    Parameters
+    ----------
+    size : the beam width k >= 1 (k = 1 is greedy; k >= K^order is exact search with DP).
+    select : "standard", "early", "max-violation" (default), "latest", "hybrid" or "laso" (ALGORITHMS.md §2.2).
+    """
+
+    size: int = 4
+    select: str = DEFAULT_SELECT
+
+    name = "beam"
+
+    def __post_init__(self):
+        if isinstance(self.size, bool) or int(self.size) != self.size or self.size < 1:
+            raise ValueError(f"beam size must be a positive integer, got {self.size!r}")
+        _select_code(self.select)
+
+    @property
+    def select_code(self) -> int:
+        """The selector's integer code for the compiled epoch (LaSO = :data:`LASO`)."""
+        return _select_code(self.select)
+
+    def label(self) -> str:
+        return f"beam{int(self.size)}/{self.select.lower()}"
 
 
-def make_search(spec: str) -> Exact:
-    """Registry at the API edge: ``"exact"``."""
-    key = spec.lower()
-    if key not in SEARCHES:
-        raise ValueError(f"search must be one of {sorted(SEARCHES)}, got {spec!r}")
-    return SEARCHES[key]()
+@dataclass(frozen=True)
+class Greedy(Beam):
+    """Greedy search (beam width 1) with update selection ``select``; see :class:`Beam`."""
+
+    size: int = field(default=1, init=False)
+    select: str = DEFAULT_SELECT
+
+    name = "greedy"
+
+    def label(self) -> str:
+        return f"greedy/{self.select.lower()}"
+
+
+SEARCHES = {"exact": Exact, "greedy": Greedy, "beam": Beam}
+
+
+def make_search(spec: str, select: str | None = None) -> Exact | Beam:
+    """Registry at the API edge: ``"exact"``, ``"greedy"`` or ``"beam:K"`` (``"beam"`` alone: K = 4).
+
+    ``select`` names the update selection of greedy/beam search (default "max-violation"); exact search
+    updates on complete outputs, so it accepts only ``None`` or "standard" there.
+    """
+    key = str(spec).strip().lower()
+    name, _, arg = key.partition(":")
+    if name not in SEARCHES or (arg and name != "beam"):
+        raise ValueError(f"search must be 'exact', 'greedy' or 'beam:K', got {spec!r}")
+    if name == "exact":
+        if select is not None and str(select).lower() != "standard":
+            raise ValueError(f"select={select!r} needs greedy or beam search; exact search updates on complete outputs")
+        return Exact()
+    sel = DEFAULT_SELECT if select is None else select
+    if name == "greedy":
+        return Greedy(select=sel)
+    if not arg:
+        return Beam(select=sel)
+    try:
+        size = int(arg)
+    except ValueError:
+        raise ValueError(f"beam size must be a positive integer, got {spec!r}") from None
+    return Beam(size=size, select=sel)
