@@ -6,14 +6,16 @@ __version__ = "0.1.0"
 
 from swvp.exceptions import DataError, ModelFormatError, NotFittedError  # noqa: E402
 from swvp.learn.perceptron import Perceptron  # noqa: E402
-from swvp.learn.search import Exact  # noqa: E402
+from swvp.learn.search import Beam, Exact, Greedy  # noqa: E402
 from swvp.learn.updates import Full, WeightedViolations  # noqa: E402
 from swvp.tasks.tagger import SequenceTagger  # noqa: E402
 
 __all__ = [
+    "Beam",
     "DataError",
     "Exact",
     "Full",
+    "Greedy",
     "ModelFormatError",
     "NotFittedError",
     "Perceptron",

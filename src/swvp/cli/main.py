@@ -61,6 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="score gold labels unseen in training as errors instead of stopping")
     ev.set_defaults(func=_cmd_evaluate)
 
+    bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
+    bt.add_argument("--beams", default="1,2,4,7", help="beam sizes (default 1,2,4,7)")
+    bt.add_argument("--data", choices=["ewt", "wsj"], default="ewt")
+    bt.add_argument("--epochs", type=int, default=15)
+    bt.add_argument("--methods", default=None, help="comma-separated update methods (default: all)")
+    bt.add_argument("--no-exact", action="store_true", help="skip the exact-search reference row")
+    bt.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
+    bt.add_argument("--jobs", type=int, default=1)
+    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--out", default="runs/beam_tagging")
+    bt.add_argument("--quiet", action="store_true")
+    bt.set_defaults(func=_cmd_beam_tagging)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -122,6 +135,20 @@ def _cmd_evaluate(args) -> int:
     from swvp.cli import parsing
 
     return parsing.cmd_evaluate_parser(model, args)
+
+
+def _cmd_beam_tagging(args) -> int:
+    from swvp.experiments import beam_tagging
+
+    kwargs = {}
+    if args.methods:
+        kwargs["methods"] = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    report = beam_tagging.run(beams=_ints(args.beams), data=args.data, epochs=args.epochs, out=args.out,
+                              exact=not args.no_exact, train_limit=args.train_limit, jobs=args.jobs, seed=args.seed,
+                              progress=not args.quiet, **kwargs)
+    print(beam_tagging.format_table(report))
+    print(f"\nwrote {args.out}")
+    return 0
 
 
 def _cmd_demo(args) -> int:

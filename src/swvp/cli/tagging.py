@@ -24,6 +24,9 @@ def add_train_arguments(p) -> None:
     p.add_argument("--gamma", choices=["wm", "wmr"], default="wm")
     p.add_argument("--mode", choices=["aggressive", "balanced"], default="aggressive")
     p.add_argument("--beta", default="1.0", help="β, or a comma-separated grid chosen on --dev")
+    p.add_argument("--search", default="exact", help="exact | greedy | beam:K (Huang et al. 2012)")
+    p.add_argument("--select", choices=["standard", "early", "max-violation", "latest", "hybrid", "laso"],
+                   help="where inexact search updates (default: max-violation; exact search: standard)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--no-average", action="store_true", help="keep the last iterate instead of the average")
     p.add_argument("--voted", action="store_true", help="also keep the voted perceptron (small data only)")
@@ -38,17 +41,13 @@ def add_train_arguments(p) -> None:
 
 def _learner(args, beta: float):
     from swvp.learn.perceptron import Perceptron
+    from swvp.learn.search import make_search
     from swvp.learn.updates import Full, WeightedViolations
 
     update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=beta)
-    search = getattr(args, "search", "exact")
-    kwargs = {}
-    if search != "exact":
-        from swvp.learn.search import make_search
-
-        kwargs["search"] = make_search(search, select=args.select)
-    return Perceptron(update=update, average=not args.no_average, voted=args.voted, epochs=args.epochs,
-                      random_state=args.seed, track_train_accuracy=args.verbose, **kwargs)
+    return Perceptron(search=make_search(args.search, select=args.select), update=update,
+                      average=not args.no_average, voted=args.voted, epochs=args.epochs, random_state=args.seed,
+                      track_train_accuracy=args.verbose)
 
 
 def _load(path, args):
@@ -90,6 +89,9 @@ def _fit(args, beta: float, show: bool):
             msg = (f"epoch {es.epoch}: mistakes {es.mistakes} updates {es.updates} back-offs {es.backoffs} "
                    f"|Iv|/|S| {es.mean_violation_ratio:.3f} cond2-failures {es.cond2_failures}/{es.cond2_checked} "
                    f"invalid {es.invalid_updates} online-acc {100 * es.online_accuracy:.2f}%")
+            if es.gold_fell_off is not None:
+                msg += (f" gold-fell-off {es.gold_fell_off} mean-update-position "
+                        f"{es.mean_update_position:.3f}")
             if es.train_accuracy is not None:
                 msg += f" train-acc(avg) {100 * es.train_accuracy:.2f}%"
             if es.dev_accuracy is not None:

@@ -160,9 +160,9 @@ class Perceptron:
             es = _epoch_stats(epoch, stats, sstats)
             current = table.averaged() if self.average else table.w
             if self.track_train_accuracy:
-                es.train_accuracy = problem.accuracy(current)
+                es.train_accuracy = problem.accuracy(current, search)
             if dev is not None:
-                es.dev_accuracy = dev.accuracy(current)
+                es.dev_accuracy = dev.accuracy(current, search)
                 if es.dev_accuracy > best:
                     best = es.dev_accuracy
                     result.best_epoch = epoch

@@ -6,7 +6,7 @@ from typing import Protocol
 
 import numpy as np
 
-from swvp.learn.search import Exact
+from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.weights import WeightTable
 
@@ -16,17 +16,18 @@ class StructuredProblem(Protocol):
 
     ``run_epoch`` runs one pass over ``order`` with the given search and update codes, updating ``weights``
     in place (``w``, ``u``, ``c``) and filling ``stats`` (learn/_codes.py STAT_*); with ``log`` (voted
-    perceptron) it records every weight change.
+    perceptron) it records every weight change; greedy/beam search also fills ``search_stats``. ``decode`` and
+    ``accuracy`` use the given search (exact when None).
     """
 
     n_examples: int
     weight_size: int
 
-    def run_epoch(self, weights: WeightTable, order: np.ndarray, search: Exact, update: UpdateCodes,
-                  stats: np.ndarray, log: dict | None = None) -> None: ...
+    def run_epoch(self, weights: WeightTable, order: np.ndarray, search: Exact | Beam, update: UpdateCodes,
+                  stats: np.ndarray, log: dict | None = None, search_stats: np.ndarray | None = None) -> None: ...
 
-    def decode(self, w: np.ndarray) -> np.ndarray: ...
+    def decode(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray: ...
 
-    def accuracy(self, w: np.ndarray) -> float: ...
+    def accuracy(self, w: np.ndarray, search: Exact | Beam | None = None) -> float: ...
 
     def log_capacity(self, update: UpdateCodes) -> int: ...

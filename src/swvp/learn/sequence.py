@@ -82,8 +82,13 @@ class SequenceProblem:
             log_idx, log_val, log_n, upd,
         )
 
-    def decode(self, w: np.ndarray) -> np.ndarray:
-        """Viterbi labels of every token under weights ``w``."""
+    def decode(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
+        """Labels of every token under weights ``w``: exact Viterbi, or the beam of ``search`` (a Beam/Greedy).
+
+        A model trained with inexact search is evaluated with the same search (Huang et al. 2012 §6).
+        """
+        if isinstance(search, Beam):
+            return self.decode_beam(w, search.size)
         out = np.zeros(self.features.n_tokens, INT)
         decode_corpus(w, *self._args(), self.features.offsets, self.n_labels, self.order, self.layout.toff, out)
         return out
@@ -97,11 +102,11 @@ class SequenceProblem:
                            int(beam_size), out)
         return out
 
-    def accuracy(self, w: np.ndarray) -> float:
-        """Token accuracy of :meth:`decode` against the gold labels."""
+    def accuracy(self, w: np.ndarray, search: Exact | Beam | None = None) -> float:
+        """Token accuracy of :meth:`decode` (with ``search``) against the gold labels."""
         if self.labels is None or self.labels.size == 0:
             return float("nan")
-        return float(np.mean(self.decode(w) == self.labels))
+        return float(np.mean(self.decode(w, search) == self.labels))
 
     def log_capacity(self, update: UpdateCodes) -> int:
         """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""

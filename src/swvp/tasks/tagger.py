@@ -15,10 +15,11 @@ from swvp._config import INT
 from swvp.exceptions import DataError, ModelFormatError, NotFittedError
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+from swvp.learn.search import Beam, Exact
 from swvp.learn.sequence import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.model.layout import SequenceLayout
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
+from swvp.model.layout import SequenceLayout
 from swvp.persistence import load_model, save_model
 
 MODEL_KIND = "sequence-tagger"
@@ -88,6 +89,13 @@ class SequenceTagger:
     def _learner(self) -> Perceptron:
         return self.learner if self.learner is not None else Perceptron()
 
+    def _search(self):
+        """The search used to decode: the learner's (a beam-trained model decodes with its beam)."""
+        loaded = getattr(self, "search_", None)
+        if loaded is not None:
+            return loaded
+        return self._learner().resolved()[0]
+
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
             on_progress: Callable | None = None) -> SequenceTagger:
@@ -155,12 +163,13 @@ class SequenceTagger:
         self._check_fitted()
         words, _, extra = _as_xy(X, None, extra)
         problem = self._problem(words, extra)
+        search = self._search()
         if voted:
             if self._voted is None:
                 raise ValueError("voted prediction needs a learner trained with voted=True")
-            flat = self._voted.predict(problem.decode, problem.features.offsets)
+            flat = self._voted.predict(lambda w: problem.decode(w, search), problem.features.offsets)
         else:
-            flat = problem.decode(self.coef_)
+            flat = problem.decode(self.coef_, search)
         names = np.asarray(self.labels_, dtype=object)[flat]
         off = problem.features.offsets
         return [names[off[i]:off[i + 1]].tolist() for i in range(len(words))]
@@ -208,7 +217,8 @@ class SequenceTagger:
                 "settings": {"features": self.features, "rare_threshold": self.rare_threshold,
                              "update": update.label(), "update_params": _update_params(update),
                              "average": learner.average, "epochs": learner.epochs,
-                             "random_state": learner.random_state, "best_epoch": self.best_epoch_},
+                             "random_state": learner.random_state, "best_epoch": self.best_epoch_,
+                             "search": _search_params(self._search())},
                 "history": self.history_, "info": getattr(self, "info_", {})}
         save_model(path, MODEL_KIND, meta, {"coef": self.coef_, **farrays})
 
@@ -226,6 +236,7 @@ class SequenceTagger:
             obj.history_ = meta.get("history", [])
             obj.best_epoch_ = s.get("best_epoch")
             obj.info_ = meta.get("info", {})
+            obj.search_ = _search_from(s.get("search"))
         except (KeyError, TypeError, ValueError) as err:
             raise ModelFormatError(f"{path}: incomplete or inconsistent tagger model ({err!r})") from err
         obj.interrupted_ = False
@@ -234,6 +245,18 @@ class SequenceTagger:
         if obj.coef_.shape != (layout.size,):
             raise ModelFormatError(f"{path}: weight vector has shape {obj.coef_.shape}, expected ({layout.size},)")
         return obj
+
+
+def _search_params(search) -> dict:
+    if isinstance(search, Beam):
+        return {"kind": "beam", "size": int(search.size), "select": search.select}
+    return {"kind": "exact"}
+
+
+def _search_from(params: dict | None):
+    if not params or params.get("kind") == "exact":
+        return Exact()
+    return Beam(size=int(params["size"]), select=params["select"])
 
 
 def _update_params(update: Full | WeightedViolations) -> dict:
