@@ -34,7 +34,7 @@ from swvp.learn._codes import (
 from swvp.learn._kernels import swvp_update
 from swvp.learn.search import LASO
 from swvp.learn.selectors import EARLY, select_step
-from swvp.model._kernels import add_delta, fill_scores, n_histories, score_difference
+from swvp.model._kernels import add_delta, n_histories, score_difference, sentence_scores
 
 # search statistics (float64 array ``bstats`` of N_BSTATS slots, filled by train_epoch_beam)
 B_GOLD_FELL = 0  # examples whose gold prefix fell off the beam at some step of the (first) search
@@ -54,61 +54,6 @@ def _max_len(offsets):
     for s in range(offsets.shape[0] - 1):
         maxlen = max(maxlen, offsets[s + 1] - offsets[s])
     return maxlen
-
-
-@njit(**NJIT)
-def _shared_transitions(tptr, tids, s0, n):
-    """Whether every token of the sentence has the same transition feature list (then T[i] is the same for all i)."""
-    a0 = tptr[s0]
-    k = tptr[s0 + 1] - a0
-    for t in range(s0 + 1, s0 + n):
-        a = tptr[t]
-        if tptr[t + 1] - a != k:
-            return False
-        for q in range(k):
-            if tids[a + q] != tids[a0 + q]:
-                return False
-    return True
-
-
-@njit(**NJIT)
-def _scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0):
-    """Fill the score arrays of one sentence; return views (T (n, H, K), T2 (n, K+1, K+1, K) or empty).
-
-    The tagging templates give every token the same transition features (a bias on the label history), so
-    T[i] does not depend on i: it is computed once into ``T0`` (1, H, K) and broadcast, instead of writing
-    (K+1)^order·K numbers per token (most of an epoch's time with K = 45 labels at order 2). The values equal
-    :func:`swvp.model._kernels.fill_scores` bit for bit (same sums in the same order).
-    """
-    if _shared_transitions(tptr, tids, s0, n):
-        HK = T0.shape[1] * K
-        for i in range(n):
-            t = s0 + i
-            Ei = E[i]
-            Ei[:] = 0.0
-            for q in range(fptr[t], fptr[t + 1]):
-                base = fids[q] * K
-                for y in range(K):
-                    Ei[y] += w[base + y]
-        T0f = T0.reshape(HK)
-        T0f[:] = 0.0
-        for q in range(tptr[s0], tptr[s0 + 1]):
-            base = toff + tids[q] * HK
-            for j in range(HK):
-                T0f[j] += w[base + j]
-        Tv = np.broadcast_to(T0, (n, T0.shape[1], K))
-        if order == 2:
-            Tv2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K))
-        else:
-            Tv2 = np.broadcast_to(np.zeros((1, 1, 1, 1), FLOAT), (1, 1, 1, 1))  # unused at order 1
-        return Tv, Tv2
-    fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
-    Tv = T[:n]
-    if order == 2:
-        Tv2 = T[:n].reshape((n, K + 1, K + 1, K))
-    else:
-        Tv2 = np.zeros((1, 1, 1, 1), FLOAT)  # unused at order 1
-    return Tv, Tv2
 
 
 @njit(**NJIT)
@@ -156,7 +101,7 @@ def train_epoch_beam(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, o
             c += 1
             continue
         y = gold[s0:s0 + n]
-        Tv, Tv2 = _scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
+        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
         beam_search_into(E, Tv, Tv2, order, n, K, width, y, True, 0, tr_l, tr_p, tr_s, tr_g, sizes,
                          top_score, top_is_gold, gold_score, gold_in_beam, ws_f, ws_i, ws_tmp)
         bstats[B_SEARCHES] += 1
@@ -210,7 +155,7 @@ def train_epoch_beam(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, o
             if not laso or m == n:
                 break
             # LaSO: re-score under the new weights and search on from the gold prefix, B_i = [g_i] for i <= i*.
-            Tv, Tv2 = _scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
+            Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
             beam_search_into(E, Tv, Tv2, order, n, K, width, y, True, m, tr_l, tr_p, tr_s, tr_g, sizes,
                              top_score, top_is_gold, gold_score, gold_in_beam, ws_f, ws_i, ws_tmp)
             bstats[B_SEARCHES] += 1
@@ -248,7 +193,7 @@ def decode_corpus_beam(w, fptr, fids, tptr, tids, offsets, K, order, toff, beam_
         n = offsets[s + 1] - s0
         if n == 0:
             continue
-        Tv, Tv2 = _scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
+        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
         beam_search_into(E, Tv, Tv2, order, n, K, width, no_gold, False, 0, tr_l, tr_p, tr_s, tr_g, sizes,
                          top_score, top_is_gold, gold_score, gold_in_beam, ws_f, ws_i, ws_tmp)
         backtrack(tr_l, tr_p, n - 1, 0, z)

@@ -46,7 +46,7 @@ from swvp.learn._codes import (
     WMR_N_JJ,
     ZERO_BACKOFF,
 )
-from swvp.model._kernels import add_delta, fill_scores, n_histories, score_difference
+from swvp.model._kernels import add_delta, n_histories, score_difference, sentence_scores
 
 
 @njit(**NJIT)
@@ -276,18 +276,20 @@ def _workspace(offsets, K, order):
     H = n_histories(K, order)
     E = np.empty((maxlen, K))
     T = np.empty((maxlen, H, K))
+    T0 = np.empty((1, H, K))  # shared transition scores (sentence_scores)
     # Viterbi tables: (n, K) for order 1, (n, K+1, K) for order 2, both viewed through 3-d buffers
     delta = np.empty((maxlen, K + 1, K))
     bp = np.zeros((maxlen, K + 1, K), np.int64)
     z = np.zeros(maxlen, np.int64)
-    return maxlen, E, T, delta, bp, z
+    return maxlen, E, T, T0, delta, bp, z
 
 
 @njit(**NJIT)
-def _decode(E, T, n, K, order, z, delta, bp):
+def _decode(E, T, T2, n, K, order, z, delta, bp):
+    """Exact Viterbi of order 1 (over T (n, K+1, K)) or 2 (over T2 (n, K+1, K+1, K)); returns the best score."""
     if order == 1:
         return viterbi1(E, T, n, K, z, delta[:, 0, :], bp[:, 0, :])
-    return viterbi2(E, T.reshape((T.shape[0], K + 1, K + 1, K)), n, K, z, delta, bp)
+    return viterbi2(E, T2, n, K, z, delta, bp)
 
 
 @njit(**NJIT)
@@ -299,7 +301,7 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
     When ``upd_example`` is non-empty, ``upd_example[2k]`` receives the global example index of the epoch's
     k-th update and ``upd_example[2k+1]`` the log length after it (the voted perceptron replays the log).
     """
-    maxlen, E, T, delta, bp, z = _workspace(offsets, K, order)
+    maxlen, E, T, T0, delta, bp, z = _workspace(offsets, K, order)
     width = max(maxlen, jj_ptr.shape[0])
     scratch_i = np.zeros((3, width), np.int64)
     scratch_f = np.zeros((3, width))
@@ -314,8 +316,8 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
             c += 1
             continue
         y = gold[s0:s0 + n]
-        fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
-        _decode(E, T, n, K, order, z, delta, bp)
+        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
+        _decode(E, Tv, Tv2, n, K, order, z, delta, bp)
         wrong = 0
         for i in range(n):
             if z[i] != y[i]:
@@ -325,14 +327,14 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
         if wrong > 0:
             stats[STAT_MISTAKES] += 1
             stats[STAT_UPDATES] += 1
-            if score_difference(E, T, y, z, 0, n, n, K, order) > eps:
+            if score_difference(E, Tv, y, z, 0, n, n, K, order) > eps:
                 stats[STAT_INVALID] += 1
             cavg = float(c)
             if ucfg_i[U_RULE] == RULE_FULL:
                 add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff,
                           log_idx, log_val, log_n)
             else:
-                swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, y, z, ucfg_i, ucfg_f,
+                swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, Tv, y, z, ucfg_i, ucfg_f,
                             jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
             if upd_example.shape[0] > 0:
                 upd_example[2 * n_upd] = c
@@ -347,13 +349,13 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
 @njit(**NJIT)
 def decode_corpus(w, fptr, fids, tptr, tids, offsets, K, order, toff, out):
     """Exact Viterbi labels of every sentence under weights ``w`` into ``out`` (n_tokens,)."""
-    maxlen, E, T, delta, bp, z = _workspace(offsets, K, order)
+    maxlen, E, T, T0, delta, bp, z = _workspace(offsets, K, order)
     for s in range(offsets.shape[0] - 1):
         s0 = offsets[s]
         n = offsets[s + 1] - s0
         if n == 0:
             continue
-        fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
-        _decode(E, T, n, K, order, z, delta, bp)
+        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
+        _decode(E, Tv, Tv2, n, K, order, z, delta, bp)
         for i in range(n):
             out[s0 + i] = z[i]

@@ -13,9 +13,10 @@ where two label sequences differ (DESIGN.md principle 2). Lazy averaging (ALGORI
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from swvp._config import NJIT
+from swvp._config import FLOAT, NJIT
 
 
 @njit(**NJIT)
@@ -55,6 +56,61 @@ def fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T):
             base = toff + tids[q] * HK
             for j in range(HK):
                 Ti[j] += w[base + j]
+
+
+@njit(**NJIT)
+def shared_transitions(tptr, tids, s0, n):
+    """Whether every token of the sentence has the same transition feature list (then T[i] is the same for all i)."""
+    a0 = tptr[s0]
+    k = tptr[s0 + 1] - a0
+    for t in range(s0 + 1, s0 + n):
+        a = tptr[t]
+        if tptr[t + 1] - a != k:
+            return False
+        for q in range(k):
+            if tids[a + q] != tids[a0 + q]:
+                return False
+    return True
+
+
+@njit(**NJIT)
+def sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0):
+    """Fill the score arrays of one sentence; return views (T (n, H, K), T2 (n, K+1, K+1, K) or empty).
+
+    The tagging templates give every token the same transition features (a bias on the label history), so
+    T[i] does not depend on i: it is computed once into ``T0`` (1, H, K) and broadcast, instead of writing
+    (K+1)^order·K numbers per token (most of an epoch's time with K = 45 labels at order 2). The values equal
+    :func:`swvp.model._kernels.fill_scores` bit for bit (same sums in the same order).
+    """
+    if shared_transitions(tptr, tids, s0, n):
+        HK = T0.shape[1] * K
+        for i in range(n):
+            t = s0 + i
+            Ei = E[i]
+            Ei[:] = 0.0
+            for q in range(fptr[t], fptr[t + 1]):
+                base = fids[q] * K
+                for y in range(K):
+                    Ei[y] += w[base + y]
+        T0f = T0.reshape(HK)
+        T0f[:] = 0.0
+        for q in range(tptr[s0], tptr[s0 + 1]):
+            base = toff + tids[q] * HK
+            for j in range(HK):
+                T0f[j] += w[base + j]
+        Tv = np.broadcast_to(T0, (n, T0.shape[1], K))
+        if order == 2:
+            Tv2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K))
+        else:
+            Tv2 = np.broadcast_to(np.zeros((1, 1, 1, 1), FLOAT), (1, 1, 1, 1))  # unused at order 1
+        return Tv, Tv2
+    fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
+    Tv = T[:n]
+    if order == 2:
+        Tv2 = T[:n].reshape((n, K + 1, K + 1, K))
+    else:
+        Tv2 = np.zeros((1, 1, 1, 1), FLOAT)  # unused at order 1
+    return Tv, Tv2
 
 
 @njit(**NJIT)
