@@ -117,7 +117,12 @@ class TaggingFeatures:
             return a * (1 << 20) + b
 
         def triple(a, b, c):
-            return (a * (1 << 20) + b) * (1 << 20) + c  # masked to 40 bits: a hash for large vocabularies
+            """A 64-bit mix of three atom ids (then masked to 40 bits): distinct triples rarely collide."""
+            with np.errstate(over="ignore"):
+                h = (a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ b.astype(np.uint64)
+                h = (h * np.uint64(0xBF58476D1CE4E5B9)) ^ c.astype(np.uint64)
+                h = h * np.uint64(0x94D049BB133111EB)
+            return (h >> np.uint64(24)).astype(INT)
 
         t = self.templates
         add(np.zeros(n, INT))  # bias
