@@ -45,11 +45,18 @@ def build_parser() -> argparse.ArgumentParser:
     tagging.add_train_arguments(tag)
     tag.set_defaults(func=tagging.cmd_train_tagger)
 
+    from swvp.cli import parsing
+
+    par = train_sub.add_parser("parser", help="a graph-based dependency parser (Eisner / Chu-Liu-Edmonds)")
+    parsing.add_train_arguments(par)
+    par.set_defaults(func=parsing.cmd_train_parser)
+
     pred = sub.add_parser("predict", help="label a file with a trained model (same format out)")
     pred.add_argument("--model", required=True)
     pred.add_argument("input")
     pred.add_argument("-o", "--output", help="output file (default: standard output)")
     pred.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
+    pred.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="score a trained model on a gold file")
@@ -57,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("input")
     ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
     ev.add_argument("--allow-unknown-labels", action="store_true",
                     help="score gold labels unseen in training as errors instead of stopping")
     ev.set_defaults(func=_cmd_evaluate)
