@@ -288,7 +288,10 @@ def _workspace(offsets, K, order):
 def _decode(E, T, T2, n, K, order, z, delta, bp):
     """Exact Viterbi of order 1 (over T (n, K+1, K)) or 2 (over T2 (n, K+1, K+1, K)); returns the best score."""
     if order == 1:
-        return viterbi1(E, T, n, K, z, delta[:, 0, :], bp[:, 0, :])
+        m = delta.shape[0]  # contiguous (m, K) views of the (m, K+1, K) buffers (strided views compile slower)
+        d1 = delta.reshape(m * (K + 1) * K)[: m * K].reshape((m, K))
+        b1 = bp.reshape(m * (K + 1) * K)[: m * K].reshape((m, K))
+        return viterbi1(E, T, n, K, z, d1, b1)
     return viterbi2(E, T2, n, K, z, delta, bp)
 
 

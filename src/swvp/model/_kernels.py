@@ -36,26 +36,33 @@ def history(y, i, K, order):
 
 
 @njit(**NJIT)
+def _gather_rows(w, ids, a, b, base0, width, out):
+    """out[:] = Σ_{q=a}^{b-1} w[base0 + ids[q]*width : … + width] — whole-row slice adds (vectorised)."""
+    out[:] = 0.0
+    for q in range(a, b):
+        base = base0 + ids[q] * width
+        out += w[base:base + width]
+
+
+@njit(**NJIT)
+def fill_emissions(w, fptr, fids, s0, n, K, E):
+    """E[i, y] = Σ_f w[f*K+y] for tokens s0..s0+n-1 (``E`` is (>= n, K), C-contiguous)."""
+    for i in range(n):
+        t = s0 + i
+        _gather_rows(w, fids, fptr[t], fptr[t + 1], 0, K, E[i])
+
+
+@njit(**NJIT)
 def fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T):
     """E[i, y] = Σ_f w[f*K+y] and T[i, h, y] = Σ_g w[toff+(g*H+h)*K+y] for tokens s0..s0+n-1.
 
     ``E`` is (>= n, K); ``T`` is (>= n, H, K), C-contiguous.
     """
     HK = n_histories(K, order) * K
+    fill_emissions(w, fptr, fids, s0, n, K, E)
     for i in range(n):
         t = s0 + i
-        Ei = E[i]
-        Ei[:] = 0.0
-        for q in range(fptr[t], fptr[t + 1]):
-            base = fids[q] * K
-            for y in range(K):
-                Ei[y] += w[base + y]
-        Ti = T[i].reshape(HK)  # contiguous H*K block: one flat loop per feature
-        Ti[:] = 0.0
-        for q in range(tptr[t], tptr[t + 1]):
-            base = toff + tids[q] * HK
-            for j in range(HK):
-                Ti[j] += w[base + j]
+        _gather_rows(w, tids, tptr[t], tptr[t + 1], toff, HK, T[i].reshape(HK))
 
 
 @njit(**NJIT)
@@ -84,20 +91,8 @@ def sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0):
     """
     if shared_transitions(tptr, tids, s0, n):
         HK = T0.shape[1] * K
-        for i in range(n):
-            t = s0 + i
-            Ei = E[i]
-            Ei[:] = 0.0
-            for q in range(fptr[t], fptr[t + 1]):
-                base = fids[q] * K
-                for y in range(K):
-                    Ei[y] += w[base + y]
-        T0f = T0.reshape(HK)
-        T0f[:] = 0.0
-        for q in range(tptr[s0], tptr[s0 + 1]):
-            base = toff + tids[q] * HK
-            for j in range(HK):
-                T0f[j] += w[base + j]
+        fill_emissions(w, fptr, fids, s0, n, K, E)
+        _gather_rows(w, tids, tptr[s0], tptr[s0 + 1], toff, HK, T0.reshape(HK))
         Tv = np.broadcast_to(T0, (n, T0.shape[1], K))
         if order == 2:
             Tv2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K))
