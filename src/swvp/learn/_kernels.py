@@ -46,7 +46,7 @@ from swvp.learn._codes import (
     WMR_N_JJ,
     ZERO_BACKOFF,
 )
-from swvp.model._kernels import add_delta, n_histories, score_difference, sentence_scores
+from swvp.model._kernels import add_delta, fill_scores, fill_shared, n_histories, score_difference, shared_transitions
 
 
 @njit(**NJIT)
@@ -288,11 +288,40 @@ def _workspace(offsets, K, order):
 def _decode(E, T, T2, n, K, order, z, delta, bp):
     """Exact Viterbi of order 1 (over T (n, K+1, K)) or 2 (over T2 (n, K+1, K+1, K)); returns the best score."""
     if order == 1:
-        m = delta.shape[0]  # contiguous (m, K) views of the (m, K+1, K) buffers (strided views compile slower)
-        d1 = delta.reshape(m * (K + 1) * K)[: m * K].reshape((m, K))
-        b1 = bp.reshape(m * (K + 1) * K)[: m * K].reshape((m, K))
-        return viterbi1(E, T, n, K, z, d1, b1)
+        return viterbi1(E, T, n, K, z, delta[:, 0, :], bp[:, 0, :])
     return viterbi2(E, T2, n, K, z, delta, bp)
+
+
+@njit(**NJIT)
+def _step(w, u, c, fptr, fids, tptr, tids, s0, n, y, K, order, toff, E, Tv, Tv2, z, delta, bp, ucfg_i, ucfg_f,
+          jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f):
+    """Decode one sentence from its score arrays and update on a mistake; returns whether it updated.
+
+    Called with per-position transition arrays (C-contiguous) or with one row broadcast over positions
+    (tagging templates): each kind gets its own compiled specialisation, so the common HMM/chain case keeps
+    contiguous indexing.
+    """
+    _decode(E, Tv, Tv2, n, K, order, z, delta, bp)
+    wrong = 0
+    for i in range(n):
+        if z[i] != y[i]:
+            wrong += 1
+    stats[STAT_TOKENS] += n
+    stats[STAT_TOKENS_WRONG] += wrong
+    if wrong == 0:
+        return False
+    stats[STAT_MISTAKES] += 1
+    stats[STAT_UPDATES] += 1
+    if score_difference(E, Tv, y, z, 0, n, n, K, order) > ucfg_f[F_EPS]:
+        stats[STAT_INVALID] += 1
+    cavg = float(c)
+    if ucfg_i[U_RULE] == RULE_FULL:
+        add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff,
+                  log_idx, log_val, log_n)
+    else:
+        swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, Tv, y, z, ucfg_i, ucfg_f,
+                    jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
+    return True
 
 
 @njit(**NJIT)
@@ -305,10 +334,11 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
     k-th update and ``upd_example[2k+1]`` the log length after it (the voted perceptron replays the log).
     """
     maxlen, E, T, T0, delta, bp, z = _workspace(offsets, K, order)
+    H = n_histories(K, order)
+    T2_unused = np.zeros((1, 1, 1, 1))
     width = max(maxlen, jj_ptr.shape[0])
     scratch_i = np.zeros((3, width), np.int64)
     scratch_f = np.zeros((3, width))
-    eps = ucfg_f[F_EPS]
     c = c0
     n_upd = int(stats[STAT_UPDATES])  # an epoch may run in several chunks that share ``stats``
     for oi in range(perm.shape[0]):
@@ -319,26 +349,20 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
             c += 1
             continue
         y = gold[s0:s0 + n]
-        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
-        _decode(E, Tv, Tv2, n, K, order, z, delta, bp)
-        wrong = 0
-        for i in range(n):
-            if z[i] != y[i]:
-                wrong += 1
-        stats[STAT_TOKENS] += n
-        stats[STAT_TOKENS_WRONG] += wrong
-        if wrong > 0:
-            stats[STAT_MISTAKES] += 1
-            stats[STAT_UPDATES] += 1
-            if score_difference(E, Tv, y, z, 0, n, n, K, order) > eps:
-                stats[STAT_INVALID] += 1
-            cavg = float(c)
-            if ucfg_i[U_RULE] == RULE_FULL:
-                add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff,
-                          log_idx, log_val, log_n)
-            else:
-                swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, Tv, y, z, ucfg_i, ucfg_f,
-                            jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
+        if shared_transitions(tptr, tids, s0, n):
+            fill_shared(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T0)
+            Tb = np.broadcast_to(T0, (n, H, K))
+            Tb2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K)) if order == 2 \
+                else np.broadcast_to(T2_unused, (1, 1, 1, 1))
+            updated = _step(w, u, c, fptr, fids, tptr, tids, s0, n, y, K, order, toff, E, Tb, Tb2, z, delta, bp,
+                            ucfg_i, ucfg_f, jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
+        else:
+            fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
+            Tc = T[:n]
+            Tc2 = T[:n].reshape((n, K + 1, K + 1, K)) if order == 2 else T2_unused
+            updated = _step(w, u, c, fptr, fids, tptr, tids, s0, n, y, K, order, toff, E, Tc, Tc2, z, delta, bp,
+                            ucfg_i, ucfg_f, jj_ptr, jj_pos, stats, log_idx, log_val, log_n, scratch_i, scratch_f)
+        if updated:
             if upd_example.shape[0] > 0:
                 upd_example[2 * n_upd] = c
                 upd_example[2 * n_upd + 1] = log_n[0]
@@ -353,12 +377,22 @@ def train_epoch_exact(w, u, c0, fptr, fids, tptr, tids, offsets, gold, perm, K, 
 def decode_corpus(w, fptr, fids, tptr, tids, offsets, K, order, toff, out):
     """Exact Viterbi labels of every sentence under weights ``w`` into ``out`` (n_tokens,)."""
     maxlen, E, T, T0, delta, bp, z = _workspace(offsets, K, order)
+    H = n_histories(K, order)
+    T2_unused = np.zeros((1, 1, 1, 1))
     for s in range(offsets.shape[0] - 1):
         s0 = offsets[s]
         n = offsets[s + 1] - s0
         if n == 0:
             continue
-        Tv, Tv2 = sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0)
-        _decode(E, Tv, Tv2, n, K, order, z, delta, bp)
+        if shared_transitions(tptr, tids, s0, n):
+            fill_shared(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T0)
+            Tb = np.broadcast_to(T0, (n, H, K))
+            Tb2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K)) if order == 2 \
+                else np.broadcast_to(T2_unused, (1, 1, 1, 1))
+            _decode(E, Tb, Tb2, n, K, order, z, delta, bp)
+        else:
+            fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
+            Tc2 = T[:n].reshape((n, K + 1, K + 1, K)) if order == 2 else T2_unused
+            _decode(E, T[:n], Tc2, n, K, order, z, delta, bp)
         for i in range(n):
             out[s0 + i] = z[i]

@@ -23,19 +23,16 @@ def viterbi1(E, T, n, K, out, delta, bp):
     for y in range(K):
         delta[0, y] = E[0, y] + T[0, K, y]
     for i in range(1, n):
-        # previous label outermost: the inner loop runs over contiguous T[i, p, :] (vectorisable)
         for y in range(K):
-            delta[i, y] = delta[i - 1, 0] + T[i, 0, y]
-            bp[i, y] = 0
-        for p in range(1, K):
-            dp = delta[i - 1, p]
-            for y in range(K):
-                s = dp + T[i, p, y]
-                if s > delta[i, y]:  # strict: the smallest p wins ties
-                    delta[i, y] = s
-                    bp[i, y] = p
-        for y in range(K):
-            delta[i, y] += E[i, y]
+            best = -np.inf
+            arg = 0
+            for p in range(K):
+                s = delta[i - 1, p] + T[i, p, y]
+                if s > best:  # strict: the smallest p wins ties
+                    best = s
+                    arg = p
+            delta[i, y] = best + E[i, y]
+            bp[i, y] = arg
     best = -np.inf
     arg = 0
     for y in range(K):
