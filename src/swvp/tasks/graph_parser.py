@@ -1,0 +1,376 @@
+"""``GraphDependencyParser``: the graph-based dependency parser users hold (scikit-learn style).
+
+It ties the McDonald arc / sibling templates (features/arc.py), a tree problem of order 1 or 2 decoded exactly
+by Eisner (projective) or Chu-Liu-Edmonds (non-projective, order 1) (learn/tree.py), and any learner of the core
+(CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` / ``score`` / ``evaluate`` / ``save`` / ``load``. A
+second stage labels the predicted arcs: a multiclass averaged perceptron over hashed arc features (head and
+dependent word / tag, direction, binned distance, context tags, grandparent tag, the dependent's children),
+trained on gold trees.
+
+Input sentences are :class:`~swvp.data.conllu.ConlluSentence` objects (or anything with ``forms``, ``upos``,
+``xpos``, ``lemmas`` and, for training, ``heads`` (n + 1, ``heads[0] = −1``) and ``deprels``), a
+:class:`~swvp.data.conllu.ConlluCorpus`, or a path to a CoNLL-U file. POS tags are the file's gold column by
+default; ``predict(..., tags=...)`` substitutes predicted tags.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from types import SimpleNamespace
+
+import numpy as np
+
+from swvp._config import FLOAT, INT
+from swvp.data.conllu import find_tree_error, read_conllu
+from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+from swvp.features._arc_kernels import N_LABEL_FEATS, label_rows
+from swvp.features.arc import ArcFeatures
+from swvp.learn._tree_kernels import label_epoch, label_predict
+from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+from swvp.learn.tree import TreeProblem, decoder_code
+from swvp.learn.updates import Full, WeightedViolations
+from swvp.metrics import attachment_scores
+from swvp.persistence import load_model, save_model
+
+MODEL_KIND = "graph-parser"
+PUNCT = "PUNCT"
+
+__all__ = ["GraphDependencyParser", "MODEL_KIND"]
+
+
+def _sentences(X) -> tuple[list, str | None]:
+    """Sentences and the file name errors should report."""
+    if isinstance(X, (str, os.PathLike)):
+        corpus = read_conllu(X)
+        return list(corpus.sentences), os.fspath(X)
+    if hasattr(X, "sentences"):
+        return list(X.sentences), getattr(X, "path", None)
+    return list(X), None
+
+
+def _gold_heads(sents: list, source: str | None) -> np.ndarray:
+    """Flat gold heads (words only); a sentence that is not a single-rooted tree raises DataError."""
+    parts = []
+    for i, s in enumerate(sents):
+        heads = getattr(s, "heads", None)
+        lines = getattr(s, "line_numbers", None)
+        if heads is None:
+            raise DataError(source, lines[0] if lines else None,
+                            f"sentence {i + 1} has no HEAD column ('_'); training and evaluation need gold trees")
+        heads = np.asarray(heads, INT)
+        problem = find_tree_error(heads)
+        if problem is not None:
+            d, msg = problem
+            raise DataError(source, lines[d - 1] if lines else None, f"sentence {i + 1}, word {d}: {msg}")
+        parts.append(heads[1:])
+    return np.concatenate(parts) if parts else np.zeros(0, INT)
+
+
+def _with_tags(sents: list, column: str, tags) -> list:
+    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence), e.g. a tagger's output."""
+    if tags is None:
+        return sents
+    tags = list(tags)
+    if len(tags) != len(sents):
+        raise ValueError(f"tags: {len(tags)} sentences given, {len(sents)} to parse")
+    out = []
+    for s, t in zip(sents, tags):
+        t = list(t)
+        if len(t) != len(s.forms):
+            raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
+        fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "heads", "deprels")}
+        fields[column] = t
+        out.append(SimpleNamespace(**fields))
+    return out
+
+
+def _unflatten(flat: np.ndarray, offsets: np.ndarray, root: bool) -> list:
+    out = []
+    for s in range(offsets.shape[0] - 1):
+        seg = flat[offsets[s]:offsets[s + 1]]
+        out.append(np.concatenate([[-1], seg]).astype(INT) if root else seg)
+    return out
+
+
+class GraphDependencyParser:
+    """A graph-based dependency parser (McDonald et al. 2005; McDonald & Pereira 2006) trained with the
+    structured perceptron family (CSP or SWVP; Dror & Reichart 2016).
+
+    Parameters
+    ----------
+    order : 1 (arc-factored) or 2 (adjacent siblings).
+    decoder : "eisner" (projective, both orders) or "cle" (Chu-Liu-Edmonds, non-projective, order 1).
+    tags : "upos" or "xpos": the POS column used by the features (gold from the file unless overridden).
+    word : "form" (lower-cased) or "lemma" as the word atom.
+    learner : a :class:`~swvp.learn.perceptron.Perceptron`; default: averaged CSP, 10 epochs.
+    hash_bits : the arc / sibling weight vector has ``2**hash_bits`` entries.
+    labeller : train the second-stage arc labeller (DEPREL); without it ``parse`` returns no labels.
+    label_bits : the labeller hashes its features into ``2**label_bits`` rows (× number of labels).
+    label_epochs : passes of the labeller's averaged multiclass perceptron.
+    single_root : exactly one word attaches to ROOT (the UD convention).
+    select_epoch : with dev data, keep the epoch with the best dev UAS (else the last).
+    """
+
+    def __init__(self, *, order: int = 1, decoder: str = "eisner", tags: str = "upos", word: str = "form",
+                 learner: Perceptron | None = None, hash_bits: int = 22, labeller: bool = True,
+                 label_bits: int = 18, label_epochs: int = 5, single_root: bool = True, select_epoch: bool = True):
+        self.order = order
+        self.decoder = decoder
+        self.tags = tags
+        self.word = word
+        self.learner = learner
+        self.hash_bits = hash_bits
+        self.labeller = labeller
+        self.label_bits = label_bits
+        self.label_epochs = label_epochs
+        self.single_root = single_root
+        self.select_epoch = select_epoch
+
+    # -- scikit-learn contract ----------------------------------------------------------------------------
+    _PARAMS = ("order", "decoder", "tags", "word", "learner", "hash_bits", "labeller", "label_bits", "label_epochs",
+               "single_root", "select_epoch")
+
+    def get_params(self, deep: bool = True) -> dict:
+        params = {k: getattr(self, k) for k in self._PARAMS}
+        if deep and self.learner is not None:
+            params.update({f"learner__{k}": v for k, v in self.learner.get_params().items()})
+        return params
+
+    def set_params(self, **params) -> GraphDependencyParser:
+        for key, value in params.items():
+            if key.startswith("learner__"):
+                setattr(self.learner, key[len("learner__"):], value)
+            elif key in self._PARAMS:
+                setattr(self, key, value)
+            else:
+                raise ValueError(f"unknown parameter {key!r}")
+        return self
+
+    def _learner(self) -> Perceptron:
+        return self.learner if self.learner is not None else Perceptron()
+
+    def _validate(self) -> None:
+        decoder_code(self.decoder, self.order)
+        if self.tags not in ("upos", "xpos"):
+            raise ValueError(f"tags must be 'upos' or 'xpos', got {self.tags!r}")
+        if not 8 <= int(self.label_bits) <= 24:
+            raise ValueError(f"label_bits must be in 8..24, got {self.label_bits!r}")
+        if int(self.label_epochs) < 1:
+            raise ValueError(f"label_epochs must be >= 1, got {self.label_epochs!r}")
+
+    # -- training -----------------------------------------------------------------------------------------
+    def fit(self, X, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+            on_progress: Callable | None = None) -> GraphDependencyParser:
+        """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS).
+
+        Gold data that is not a single-rooted tree (cycle, several roots, missing or out-of-range HEAD)
+        raises :class:`~swvp.exceptions.DataError` naming the file and line.
+        """
+        self._validate()
+        sents, source = _sentences(X)
+        if not sents:
+            raise ValueError("fit needs at least one sentence")
+        heads = _gold_heads(sents, source)
+        self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits).fit(sents)
+        data = self.features_.transform(sents)
+        problem = self._problem(data, heads)
+        dev_problem = None
+        if dev is not None:
+            dsents, dsource = _sentences(dev)
+            dev_problem = self._problem(self.features_.transform(dsents), _gold_heads(dsents, dsource))
+        learner = self._learner()
+        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
+        self.best_epoch_ = result.best_epoch
+        self.interrupted_ = result.interrupted
+        self._voted = result.voted
+        self.labels_ = None
+        self.label_coef_ = None
+        if self.labeller:
+            self._fit_labeller(sents, data, heads, source)
+        return self
+
+    def _problem(self, data, heads=None) -> TreeProblem:
+        return TreeProblem(data, heads, order=self.order, decoder=self.decoder, single_root=self.single_root,
+                           hash_bits=self.hash_bits)
+
+    def _fit_labeller(self, sents: list, data, heads: np.ndarray, source: str | None) -> None:
+        if any(getattr(s, "deprels", None) is None for s in sents):
+            raise ValueError("the labeller needs a DEPREL column (or use labeller=False)")
+        rels = [r for s in sents for r in s.deprels]
+        if len(rels) != data.n_words:
+            raise DataError(source, None, "the DEPREL column must have one value per word")
+        self.labels_ = sorted(set(rels))
+        index = {r: i for i, r in enumerate(self.labels_)}
+        gold = np.fromiter((index[r] for r in rels), INT, len(rels))
+        L = len(self.labels_)
+        rows = self._label_rows(data, heads)
+        W = np.zeros((1 << int(self.label_bits)) * L, FLOAT)
+        U = np.zeros_like(W)
+        rng = np.random.default_rng(self._learner().random_state)
+        c = 0
+        self.label_history_ = []
+        for _ in range(int(self.label_epochs)):
+            perm = rng.permutation(data.n_words).astype(INT)
+            c, mistakes = label_epoch(W, U, c, rows, gold, perm, L)
+            self.label_history_.append(int(mistakes))
+        self.label_coef_ = W - U / max(c, 1)
+
+    def _label_rows(self, data, heads: np.ndarray) -> np.ndarray:
+        rows = np.empty((data.n_words, N_LABEL_FEATS), INT)
+        label_rows(data.atoms, data.offsets, np.ascontiguousarray(heads, INT), (1 << int(self.label_bits)) - 1, rows)
+        return rows
+
+    # -- prediction ---------------------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise NotFittedError("this GraphDependencyParser is not fitted yet; call fit() or load()")
+
+    def _prepare(self, X, tags):
+        sents, source = _sentences(X)
+        sents = _with_tags(sents, self.tags, tags)
+        return sents, source, self.features_.transform(sents)
+
+    def _flat_heads(self, data, voted: bool) -> np.ndarray:
+        problem = self._problem(data)
+        if voted:
+            if self._voted is None:
+                raise ValueError("voted prediction needs a learner trained with voted=True")
+            return self._voted.predict(problem.decode, data.offsets)
+        return problem.decode(self.coef_)
+
+    def predict(self, X, *, tags=None, voted: bool = False) -> list[np.ndarray]:
+        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``.
+
+        ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output).
+        """
+        return self.parse(X, tags=tags, voted=voted, labels=False)[0]
+
+    def predict_deprels(self, X, heads=None, *, tags=None) -> list[list[str]]:
+        """DEPREL of every word given ``heads`` (default: the parser's own prediction)."""
+        self._check_fitted()
+        if self.label_coef_ is None:
+            raise ValueError("this parser was trained with labeller=False")
+        sents, _, data = self._prepare(X, tags)
+        if heads is None:
+            flat = self._flat_heads(data, False)
+        else:
+            flat = np.concatenate([np.asarray(h, INT)[1:] for h in heads]) if heads else np.zeros(0, INT)
+        return self._deprels(data, flat)
+
+    def _deprels(self, data, flat_heads: np.ndarray) -> list[list[str]]:
+        rows = self._label_rows(data, flat_heads)
+        out = np.zeros(data.n_words, INT)
+        label_predict(self.label_coef_, rows, len(self.labels_), out)
+        names = np.asarray(self.labels_, dtype=object)[out]
+        return [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
+
+    def parse(self, X, *, tags=None, voted: bool = False, labels: bool = True
+              ) -> tuple[list[np.ndarray], list[list[str]] | None]:
+        """(heads, deprels) of sentences ``X``; deprels is None without a labeller (or with ``labels=False``)."""
+        self._check_fitted()
+        sents, _, data = self._prepare(X, tags)
+        flat = self._flat_heads(data, voted)
+        heads = _unflatten(flat, data.offsets, root=True)
+        rels = self._deprels(data, flat) if labels and self.label_coef_ is not None else None
+        return heads, rels
+
+    def score(self, X) -> float:
+        """UAS on gold trees ``X``, every word counted (punctuation included)."""
+        return self.evaluate(X)["uas"]
+
+    def evaluate(self, X, *, tags=None, voted: bool = False) -> dict:
+        """UAS and LAS, with punctuation (every word) and without (words whose gold UPOS is PUNCT excluded).
+
+        Keys: ``uas``, ``las`` (punctuation included), ``uas_no_punct``, ``las_no_punct``, ``words``,
+        ``words_no_punct``, ``sentences``, ``punctuation`` (the policy in words). LAS needs the labeller
+        (None otherwise); a gold label the labeller never saw counts as wrong.
+        """
+        self._check_fitted()
+        sents, source = _sentences(X)
+        gold = _unflatten(_gold_heads(sents, source), np.concatenate([[0], np.cumsum([len(s.forms) for s in sents])]),
+                          root=True)
+        heads, rels = self.parse(sents, tags=tags, voted=voted)
+        gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
+        punct = [np.asarray(s.upos, dtype=object) == PUNCT for s in sents]
+        with_p = attachment_scores(gold, heads, gold_rels, rels)
+        without = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
+        return {"uas": with_p["uas"], "las": with_p.get("las"), "uas_no_punct": without["uas"],
+                "las_no_punct": without.get("las"), "words": with_p["words"], "words_no_punct": without["words"],
+                "sentences": len(sents),
+                "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT"}
+
+    # -- persistence --------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic). Weights are stored
+        sparsely (indices and values of the non-zero entries), exactly."""
+        self._check_fitted()
+        learner = self._learner()
+        update = learner.resolved()[1]
+        meta = {"order": self.order, "decoder": self.decoder, "single_root": self.single_root,
+                "features": self.features_.state(), "labels": self.labels_,
+                "settings": {"tags": self.tags, "word": self.word, "hash_bits": self.hash_bits,
+                             "labeller": self.labeller, "label_bits": self.label_bits,
+                             "label_epochs": self.label_epochs, "select_epoch": self.select_epoch,
+                             "update": update.label(), "update_params": _update_params(update),
+                             "average": learner.average, "epochs": learner.epochs,
+                             "random_state": learner.random_state, "best_epoch": self.best_epoch_},
+                "history": self.history_}
+        arrays = _sparse("coef", self.coef_)
+        if self.label_coef_ is not None:
+            arrays.update(_sparse("label_coef", self.label_coef_))
+        save_model(path, MODEL_KIND, meta, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> GraphDependencyParser:
+        """Read a model written by :meth:`save` (``ModelFormatError`` if damaged or of another kind/version)."""
+        meta, arrays = load_model(path, MODEL_KIND)
+        try:
+            s = meta["settings"]
+            obj = cls(order=meta["order"], decoder=meta["decoder"], tags=s["tags"], word=s["word"],
+                      hash_bits=s["hash_bits"], labeller=s["labeller"], label_bits=s["label_bits"],
+                      label_epochs=s["label_epochs"], single_root=meta["single_root"],
+                      select_epoch=s["select_epoch"])
+            obj.features_ = ArcFeatures.from_state(meta["features"])
+            obj.coef_ = _dense("coef", arrays, 1 << int(s["hash_bits"]))
+            obj.labels_ = meta["labels"]
+            obj.label_coef_ = None
+            if obj.labels_ is not None:
+                obj.label_coef_ = _dense("label_coef", arrays, (1 << int(s["label_bits"])) * len(obj.labels_))
+            obj.history_ = meta.get("history", [])
+            obj.best_epoch_ = s.get("best_epoch")
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(f"{path}: incomplete graph-parser model ({err})") from err
+        obj.interrupted_ = False
+        obj._voted = None
+        return obj
+
+
+def _sparse(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
+    nz = np.flatnonzero(w)
+    idx = nz.astype(np.uint32) if w.shape[0] <= np.iinfo(np.uint32).max else nz.astype(INT)
+    return {f"{name}_idx": idx, f"{name}_val": w[nz].astype(FLOAT), f"{name}_size": np.array([w.shape[0]], INT)}
+
+
+def _dense(name: str, arrays: dict, expected: int) -> np.ndarray:
+    size = int(arrays[f"{name}_size"][0])
+    if size != expected:
+        raise ValueError(f"{name} has {size} entries, the settings imply {expected}")
+    idx = arrays[f"{name}_idx"].astype(INT)
+    val = arrays[f"{name}_val"]
+    if idx.shape != val.shape or (idx.size and (idx.min() < 0 or idx.max() >= size)):
+        raise ValueError(f"{name}: inconsistent sparse arrays")
+    w = np.zeros(size, FLOAT)
+    w[idx] = val
+    return w
+
+
+def _update_params(update: Full | WeightedViolations) -> dict:
+    if isinstance(update, WeightedViolations):
+        return {k: (v if isinstance(v, (str, int, float, bool)) else [list(J) for J in v])
+                for k, v in update.__dict__.items()}
+    return {}
