@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean clean-cache
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +26,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/synthetic.py
 
-clean:
+# numba's on-disk cache tracks only a kernel's own file: after editing a kernel another one calls, drop it
+clean-cache:
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-cache
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

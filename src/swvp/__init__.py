@@ -8,6 +8,7 @@ from swvp.exceptions import DataError, ModelFormatError, NotFittedError  # noqa:
 from swvp.learn.perceptron import Perceptron  # noqa: E402
 from swvp.learn.search import Beam, Exact, Greedy  # noqa: E402
 from swvp.learn.updates import Full, WeightedViolations  # noqa: E402
+from swvp.tasks.graph_parser import GraphDependencyParser  # noqa: E402
 from swvp.tasks.tagger import SequenceTagger  # noqa: E402
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "DataError",
     "Exact",
     "Full",
+    "GraphDependencyParser",
     "Greedy",
     "ModelFormatError",
     "NotFittedError",

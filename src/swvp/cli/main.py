@@ -82,6 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--quiet", action="store_true")
     bt.set_defaults(func=_cmd_beam_tagging)
 
+    ps = exp_sub.add_parser("parsing", help="Dror & Reichart 2016 Table 2 analog (UD treebanks, CSP vs B-WM)")
+    ps.add_argument("--languages", default=None, help="comma-separated codes (default: all nine)")
+    ps.add_argument("--order", type=_ints, default=(1, 2), help="parser orders (default 1,2)")
+    ps.add_argument("--epochs", type=int, default=10)
+    ps.add_argument("--betas", type=_floats, default=None, help="β grid for B-WM (default 0.5,...,5.0)")
+    ps.add_argument("--max-train", type=int, default=None, help="cap training sentences per language")
+    ps.add_argument("--enforce-cond2", action="store_true", help="B-WM with condition (2) enforced (not the paper's)")
+    ps.add_argument("--jobs", type=int, default=2)
+    ps.add_argument("--seed", type=int, default=0)
+    ps.add_argument("--out", default="runs/parsing")
+    ps.add_argument("--quiet", action="store_true")
+    ps.set_defaults(func=_cmd_parsing)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -156,6 +169,22 @@ def _cmd_beam_tagging(args) -> int:
                               progress=not args.quiet, **kwargs)
     print(beam_tagging.format_table(report))
     print(f"\nwrote {args.out}")
+    return 0
+
+
+def _cmd_parsing(args) -> int:
+    from swvp.experiments import parsing
+
+    kwargs = {}
+    if args.languages:
+        kwargs["languages"] = tuple(x.strip() for x in args.languages.split(",") if x.strip())
+    if args.betas:
+        kwargs["betas"] = args.betas
+    report = parsing.run(orders=args.order, out=args.out, jobs=args.jobs, epochs=args.epochs, seed=args.seed,
+                         max_train=args.max_train, enforce_cond2=args.enforce_cond2, progress=not args.quiet,
+                         **kwargs)
+    print(parsing.format_table(report))
+    print(f"\nwrote {args.out}/parsing.json and {args.out}/parsing.png")
     return 0
 
 

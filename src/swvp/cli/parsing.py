@@ -17,6 +17,8 @@ def add_train_arguments(p) -> None:
     p.add_argument("--gamma", choices=["wm", "wmr"], default="wm")
     p.add_argument("--mode", choices=["aggressive", "balanced"], default="balanced")
     p.add_argument("--beta", type=float, default=1.0)
+    p.add_argument("--enforce-cond2", action="store_true", help="SWVP: enforce condition (2) (ALGORITHMS.md §1.4)")
+    p.add_argument("--voted", action="store_true", help="also keep the voted perceptron")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--no-average", action="store_true")
     p.add_argument("--hash-bits", type=int, default=22, help="arc weight space 2**BITS")
@@ -33,8 +35,10 @@ def cmd_train_parser(args) -> int:
     from swvp.learn.updates import Full, WeightedViolations
     from swvp.tasks.graph_parser import GraphDependencyParser
 
-    update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=args.beta)
-    learner = Perceptron(update=update, average=not args.no_average, epochs=args.epochs, random_state=args.seed)
+    update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=args.beta,
+                                                                    enforce_cond2=args.enforce_cond2)
+    learner = Perceptron(update=update, average=not args.no_average, voted=args.voted, epochs=args.epochs,
+                         random_state=args.seed)
     parser = GraphDependencyParser(order=args.order, decoder=args.decoder, tags=args.pos_column, learner=learner,
                                    hash_bits=args.hash_bits, labeller=not args.no_labeller)
 
