@@ -155,42 +155,15 @@ def _unmix(y, mix, lo, hi, n):
 
 
 @njit(**NJIT)
-def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, y, z, ucfg_i, ucfg_f, jj_ptr, jj_pos,
-                 stats, log_idx, log_val, log_n, scratch_i, scratch_f):
-    """One SWVP update on a chain for gold y and prediction z ≠ y (ALGORITHMS.md §1.5).
+def choose_gamma(idx, marg, m_all, n_viol, n_jj, ucfg_i, ucfg_f, stats, s_idx, s_marg, gamma):
+    """From the margins of the mixed assignments in I, the working set S and its γ (ALGORITHMS.md §1.3-§1.5).
 
-    Margins w·Δφ(x, y, m^J) come from the score arrays E, T of the current weights. Empty I^v (or, with
-    ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``.
+    ``idx[:m_all]`` / ``marg[:m_all]`` list I (set index, margin), ``n_viol`` = |I^v|. Writes S into
+    ``s_idx``/``s_marg`` and γ into ``gamma``; returns (|S|, backoff). Back-off (the CSP update) when I^v is
+    empty (EMPTY_BACKOFF), when every margin in S is 0 (ZERO_BACKOFF), or when enforcing condition (2)
+    fails. Counts |I^v|/|I|, condition-(2) checks and failures in ``stats``. Shared by chains and trees.
     """
-    jj_kind = ucfg_i[U_JJ]
-    include_equal = ucfg_i[U_INCLUDE_EQUAL] == 1
     eps = ucfg_f[F_EPS]
-    if jj_kind == JJ_SINGLE:
-        n_sets = n
-    elif jj_kind == JJ_FULL:
-        n_sets = 1
-    else:
-        n_sets = jj_ptr.shape[0] - 1
-    mix = scratch_i[2, :n]
-    for p in range(n):
-        mix[p] = y[p]
-    idx = scratch_i[0]  # set index of each member of I
-    marg = scratch_f[0]
-    m_all = 0
-    n_viol = 0
-    for k in range(n_sets):
-        lo, hi, differs = _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n, order)
-        if differs:
-            mg = score_difference(E, T, y, mix, lo, hi, n, K, order)
-        else:
-            mg = 0.0
-        _unmix(y, mix, lo, hi, n)
-        if differs or include_equal:
-            idx[m_all] = k
-            marg[m_all] = mg
-            if mg <= eps:
-                n_viol += 1
-            m_all += 1
     if m_all > 0:
         stats[STAT_IV_RATIO_SUM] += n_viol / m_all
         stats[STAT_IV_RATIO_N] += 1
@@ -201,8 +174,6 @@ def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T,
             backoff = True
         else:
             balanced = True  # SWVM: fall back to the non-violating mixed assignments
-    s_idx = scratch_i[1]
-    s_marg = scratch_f[1]
     m = 0
     if not backoff:
         for q in range(m_all):
@@ -216,9 +187,8 @@ def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T,
                 if abs(s_marg[q]) > eps:
                     allzero = False
             backoff = allzero
-    gamma = scratch_f[2]
     if not backoff:
-        set_gamma(s_marg, m, ucfg_i[U_SCHEME], ucfg_f[F_BETA], n, ucfg_i[U_WMR_N], ucfg_i[U_WMR_RANKS], eps, gamma)
+        set_gamma(s_marg, m, ucfg_i[U_SCHEME], ucfg_f[F_BETA], n_jj, ucfg_i[U_WMR_N], ucfg_i[U_WMR_RANKS], eps, gamma)
         if balanced:
             total = 0.0
             for q in range(m):
@@ -255,6 +225,50 @@ def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T,
                             mass += gamma[q]
                         if mass <= 0.0:
                             backoff = True
+    return m, backoff
+
+
+@njit(**NJIT)
+def swvp_update(w, u, cavg, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, y, z, ucfg_i, ucfg_f, jj_ptr, jj_pos,
+                 stats, log_idx, log_val, log_n, scratch_i, scratch_f):
+    """One SWVP update on a chain for gold y and prediction z ≠ y (ALGORITHMS.md §1.5).
+
+    Margins w·Δφ(x, y, m^J) come from the score arrays E, T of the current weights. Empty I^v (or, with
+    ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``.
+    """
+    jj_kind = ucfg_i[U_JJ]
+    include_equal = ucfg_i[U_INCLUDE_EQUAL] == 1
+    eps = ucfg_f[F_EPS]
+    if jj_kind == JJ_SINGLE:
+        n_sets = n
+    elif jj_kind == JJ_FULL:
+        n_sets = 1
+    else:
+        n_sets = jj_ptr.shape[0] - 1
+    mix = scratch_i[2, :n]
+    for p in range(n):
+        mix[p] = y[p]
+    idx = scratch_i[0]  # set index of each member of I
+    marg = scratch_f[0]
+    m_all = 0
+    n_viol = 0
+    for k in range(n_sets):
+        lo, hi, differs = _mix(y, z, mix, jj_kind, k, jj_ptr, jj_pos, n, order)
+        if differs:
+            mg = score_difference(E, T, y, mix, lo, hi, n, K, order)
+        else:
+            mg = 0.0
+        _unmix(y, mix, lo, hi, n)
+        if differs or include_equal:
+            idx[m_all] = k
+            marg[m_all] = mg
+            if mg <= eps:
+                n_viol += 1
+            m_all += 1
+    m, backoff = choose_gamma(idx, marg, m_all, n_viol, n, ucfg_i, ucfg_f, stats, scratch_i[1], scratch_f[1],
+                              scratch_f[2])
+    s_idx = scratch_i[1]
+    gamma = scratch_f[2]
     if backoff:
         stats[STAT_BACKOFFS] += 1
         add_delta(w, u, cavg, 1.0, fptr, fids, tptr, tids, s0, y, z, 0, n, n, K, order, toff, log_idx, log_val, log_n)

@@ -1,6 +1,6 @@
 """Compiled learner kernels for dependency trees: scoring, decoding, ΔΦ, the CSP / SWVP updates and one epoch.
 
-Mirrors the chain kernels of :mod:`swvp.learn._kernels` (same integer codes, :func:`set_gamma`, statistics,
+Mirrors the chain kernels of :mod:`swvp.learn._kernels` (same integer codes, :func:`choose_gamma`, statistics,
 lazy averaging ``w += Δ; u += c·Δ`` and the voted-perceptron log), with trees as head vectors ``y`` of length
 ``n + 1`` (``y[0] = −1``). Parts (DESIGN.md principle 2): one arc ``(y[m], m)`` per word and, at order 2, one
 sibling part ``(y[m], s_y(m), m)`` per word, ``s_y(m)`` the adjacent inner sibling (``= y[m]`` when none).
@@ -31,37 +31,22 @@ from swvp.features._arc_kernels import (
 from swvp.inference._kernels.chu_liu_edmonds import cle_heads
 from swvp.inference._kernels.eisner import eisner2_heads, eisner_heads
 from swvp.learn._codes import (
-    EMPTY_BACKOFF,
-    F_BETA,
     F_EPS,
     JJ_FULL,
     JJ_SINGLE,
-    MODE_BALANCED,
     RULE_FULL,
     STAT_BACKOFFS,
-    STAT_COND2_CHECKED,
-    STAT_COND2_FAIL,
     STAT_INVALID,
-    STAT_IV_RATIO_N,
-    STAT_IV_RATIO_SUM,
     STAT_LOG_OVERFLOW,
     STAT_MISTAKES,
     STAT_TOKENS,
     STAT_TOKENS_WRONG,
     STAT_UPDATES,
-    U_COND2,
-    U_EMPTY,
     U_INCLUDE_EQUAL,
     U_JJ,
-    U_MODE,
     U_RULE,
-    U_SCHEME,
-    U_WMR_N,
-    U_WMR_RANKS,
-    U_ZERO,
-    ZERO_BACKOFF,
 )
-from swvp.learn._kernels import set_gamma
+from swvp.learn._kernels import choose_gamma
 
 DEC_EISNER = 0
 DEC_CLE = 1
@@ -256,70 +241,10 @@ def tree_swvp_update(w, u, cavg, A, base, n, mask, nd, dtags, cnt, idx, val, ord
             if mg <= eps:
                 n_viol += 1
             m_all += 1
-    if m_all > 0:
-        stats[STAT_IV_RATIO_SUM] += n_viol / m_all
-        stats[STAT_IV_RATIO_N] += 1
-    backoff = False
-    balanced = ucfg_i[U_MODE] == MODE_BALANCED
-    if n_viol == 0:
-        if ucfg_i[U_EMPTY] == EMPTY_BACKOFF:
-            backoff = True
-        else:
-            balanced = True  # SWVM: fall back to the non-violating mixed assignments
+    m, backoff = choose_gamma(idx_s, marg, m_all, n_viol, n, ucfg_i, ucfg_f, stats, scratch_i[1], scratch_f[1],
+                              scratch_f[2])
     s_idx = scratch_i[1]
-    s_marg = scratch_f[1]
-    m = 0
-    if not backoff:
-        for q in range(m_all):
-            if balanced or marg[q] <= eps:
-                s_idx[m] = idx_s[q]
-                s_marg[m] = marg[q]
-                m += 1
-        if ucfg_i[U_ZERO] == ZERO_BACKOFF:
-            allzero = True
-            for q in range(m):
-                if abs(s_marg[q]) > eps:
-                    allzero = False
-            backoff = allzero
     gamma = scratch_f[2]
-    if not backoff:
-        set_gamma(s_marg, m, ucfg_i[U_SCHEME], ucfg_f[F_BETA], n, ucfg_i[U_WMR_N], ucfg_i[U_WMR_RANKS], eps, gamma)
-        if balanced:
-            total = 0.0
-            for q in range(m):
-                total += gamma[q] * s_marg[q]
-            stats[STAT_COND2_CHECKED] += 1
-            if total > eps:
-                stats[STAT_COND2_FAIL] += 1
-                if ucfg_i[U_COND2] == 1:
-                    # drop non-violating terms, largest margin first, renormalising, until Σγ·margin <= 0
-                    alive = m
-                    while total > eps and alive > 0:
-                        worst = -1
-                        for q in range(m):
-                            if gamma[q] > 0.0 and s_marg[q] > eps and (worst < 0 or s_marg[q] > s_marg[worst]):
-                                worst = q
-                        if worst < 0:
-                            break
-                        gamma[worst] = 0.0
-                        alive -= 1
-                        mass = 0.0
-                        for q in range(m):
-                            mass += gamma[q]
-                        if mass <= 0.0:
-                            break
-                        total = 0.0
-                        for q in range(m):
-                            gamma[q] /= mass
-                            total += gamma[q] * s_marg[q]
-                    if total > eps or alive == 0:
-                        backoff = True
-                    else:
-                        mass = 0.0
-                        for q in range(m):
-                            mass += gamma[q]
-                        if mass <= 0.0:
-                            backoff = True
     if backoff:
         stats[STAT_BACKOFFS] += 1
         add_tree_delta(w, u, cavg, 1.0, A, base, n, mask, nd, dtags, cnt, idx, val, order, y, sy, z, sz, mark,
