@@ -158,7 +158,9 @@ class Perceptron:
                     raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
                 result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
             es = _epoch_stats(epoch, stats, sstats)
-            current = table.averaged() if self.average else table.w
+            # the averaged weights cost a pass over the whole table (w, u): only when something reads them
+            current = (table.averaged() if self.average else table.w) \
+                if self.track_train_accuracy or dev is not None else None
             if self.track_train_accuracy:
                 es.train_accuracy = problem.accuracy(current, search)
             if dev is not None:

@@ -129,14 +129,33 @@ class SequenceTagger:
 
         result = self._learner().train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
         self._finish(result)
+        self.coef_  # noqa: B018 — materialise now, so the training state (w, u) can be freed
         return self
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weight vector used for prediction (averaged unless the learner says otherwise)."""
+        if getattr(self, "_coef", None) is None:
+            source = getattr(self, "_coef_source", None)
+            if source is None:
+                raise AttributeError("coef_")
+            result, average = source
+            self._coef, self._coef_source = result.final_weights(average), None
+        return self._coef
+
+    @coef_.setter
+    def coef_(self, value: np.ndarray) -> None:
+        self._coef, self._coef_source = value, None
 
     def _finish(self, result: TrainResult) -> None:
         """Take the learned state from a (possibly partial) training result."""
         learner = self._learner()
         self.history_ = [e.as_dict() for e in result.history]
         use_best = self.select_epoch and self._has_dev and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
+        if use_best:
+            self.coef_ = result.best_weights
+        else:  # computed when first read: a per-epoch callback that does not read it pays nothing
+            self._coef, self._coef_source = None, (result, learner.average)
         self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
         self.interrupted_ = result.interrupted
         self._voted = result.voted
@@ -155,7 +174,7 @@ class SequenceTagger:
 
     # -- prediction ---------------------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
+        if getattr(self, "_coef", None) is None and getattr(self, "_coef_source", None) is None:
             raise NotFittedError("this SequenceTagger is not fitted yet; call fit() or SequenceTagger.load()")
 
     def predict(self, X, *, extra=None, voted: bool = False) -> list[list[str]]:
