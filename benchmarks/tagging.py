@@ -392,7 +392,8 @@ def run_swvp(label: str, features: str, update, train: TaggedCorpus, test: Tagge
 
     Phases come from one ``fit``: features = everything before the learner starts (``TaggingFeatures.fit_transform``,
     label encoding, the problem); epoch k = from the end of epoch k-1 (or the start of training) to the end of
-    epoch k, as seen by the per-epoch callback (the kernel, the averaged weights and the statistics).
+    epoch k, as seen by the per-epoch callback (the kernel and the statistics; the averaged weights are computed
+    once at the end of ``fit``, inside e2e).
     """
     res: dict = {"system": label, "update": update.label()}
     if isinstance(update, WeightedViolations):
