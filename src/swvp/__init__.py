@@ -5,6 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from swvp.exceptions import DataError, ModelFormatError, NotFittedError  # noqa: E402
+from swvp.learn.mixing import ParameterMixing  # noqa: E402
 from swvp.learn.perceptron import Perceptron  # noqa: E402
 from swvp.learn.search import Beam, Exact, Greedy  # noqa: E402
 from swvp.learn.updates import Full, WeightedViolations  # noqa: E402
@@ -20,6 +21,7 @@ __all__ = [
     "Greedy",
     "ModelFormatError",
     "NotFittedError",
+    "ParameterMixing",
     "Perceptron",
     "SequenceTagger",
     "WeightedViolations",

@@ -271,8 +271,9 @@ def syn(tmp_path_factory):
     ("options", "label"),
     [(["--order", "2"], "CSP"),
      (["--update", "swvp", "--gamma", "wmr", "--no-average"], "A-WMR"),
-     (["--voted", "--update", "swvp", "--mode", "balanced", "--beta", "2"], "B-WM")],
-    ids=["order2", "swvp-wmr-last", "voted-B-WM"],
+     (["--voted", "--update", "swvp", "--mode", "balanced", "--beta", "2"], "B-WM"),
+     (["--shards", "3", "--mix", "uniform", "--update", "swvp"], "A-WM")],
+    ids=["order2", "swvp-wmr-last", "voted-B-WM", "mixing-3-shards"],
 )
 def test_training_options_reach_the_model(syn, capsys, tmp_path, options, label):
     model = tmp_path / "m.npz"
@@ -287,6 +288,11 @@ def test_training_options_reach_the_model(syn, capsys, tmp_path, options, label)
     assert settings["update"] == label
     if "--beta" in options:
         assert settings["update_params"]["beta"] == 2.0
+    if "--shards" in options:
+        assert settings["mixing"] == {"shards": 3, "mu": "uniform", "scheduler": "threads"}
+        assert all(len(h["shard_mistakes"]) == 3 for h in meta["history"])
+    else:
+        assert settings["mixing"] is None
     rc, out, _ = run(["evaluate", "--model", model, syn.dev, "--json"], capsys)
     assert rc == 0 and json.loads(out)["accuracy"] > (0.9 if settings["average"] else 0.85)
 
@@ -493,6 +499,12 @@ def test_unknown_label_at_evaluation_names_its_line(syn, capsys, tmp_path):
     # predicting on the same file is fine: gold labels are not read there
     rc, _, _ = run(["predict", "--model", syn.model, bad, "-o", tmp_path / "p.conllu"], capsys)
     assert rc == 0
+
+
+def test_dask_scheduler_needs_shards(syn, tmp_path):
+    with pytest.raises(SystemExit, match="needs --shards"):
+        main(["train", "tagger", "--train", str(syn.dir / "train.conllu"), "--dask-scheduler", "tcp://x:1",
+              "--model", str(tmp_path / "m.npz")])
 
 
 def test_beta_grid_needs_dev(syn, tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from swvp.data.conllu import read_conllu, write_conllu
 from swvp.data.paths import data_path, have_data
 from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import WeightedViolations
 from swvp.structures.tree import is_tree
@@ -136,6 +137,22 @@ def test_second_order_cle_and_swvp(toy):
     pc.fit(train[:80])
     heads = pc.predict(test)
     assert all(is_tree(h, single_root=True) for h in heads) and pc.score(test) > 0.9
+
+
+def test_parameter_mixing_on_trees(toy, tmp_path):
+    """Parsers train with iterative parameter mixing too; one shard is the sequential perceptron."""
+    train, test = toy
+    plain = GraphDependencyParser(hash_bits=16, labeller=False, learner=Perceptron(epochs=3)).fit(train[:80])
+    one = GraphDependencyParser(hash_bits=16, labeller=False,
+                                learner=Perceptron(epochs=3, mixing=ParameterMixing(shards=1))).fit(train[:80])
+    same = all(np.array_equal(a, b) for a, b in zip(one.predict(test), plain.predict(test), strict=True))
+    assert same and np.allclose(one.coef_, plain.coef_, rtol=1e-12, atol=1e-12)
+    three = GraphDependencyParser(hash_bits=16, labeller=False,
+                                  learner=Perceptron(epochs=3, mixing=ParameterMixing(shards=3))).fit(train[:80])
+    assert three.score(test) > 0.9
+    three.save(tmp_path / "p.npz")
+    again = GraphDependencyParser.load(tmp_path / "p.npz").predict(test)
+    assert all(np.array_equal(a, b) for a, b in zip(again, three.predict(test), strict=True))
 
 
 def test_contract_and_errors(toy, tmp_path):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from swvp.cli.distributed import add_mixing_arguments, mixing_from_args
+
 
 def add_train_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training treebank (CoNLL-U)")
@@ -24,6 +26,7 @@ def add_train_arguments(p) -> None:
     p.add_argument("--hash-bits", type=int, default=22, help="arc weight space 2**BITS")
     p.add_argument("--no-labeller", action="store_true", help="heads only (no DEPREL)")
     p.add_argument("--seed", type=int, default=0)
+    add_mixing_arguments(p)
     p.add_argument("--model", required=True)
     p.add_argument("--plot", help="write learning curves (dev UAS) to this image")
     p.add_argument("--quiet", action="store_true")
@@ -38,7 +41,7 @@ def cmd_train_parser(args) -> int:
     update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=args.beta,
                                                                     enforce_cond2=args.enforce_cond2)
     learner = Perceptron(update=update, average=not args.no_average, voted=args.voted, epochs=args.epochs,
-                         random_state=args.seed)
+                         random_state=args.seed, mixing=mixing_from_args(args))
     parser = GraphDependencyParser(order=args.order, decoder=args.decoder, tags=args.pos_column, learner=learner,
                                    hash_bits=args.hash_bits, labeller=not args.no_labeller)
 

@@ -7,6 +7,7 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from swvp.cli.distributed import add_mixing_arguments, mixing_from_args
 from swvp.data.corpus import guess_format, load_tagged
 from swvp.exceptions import DataError
 
@@ -32,6 +33,7 @@ def add_train_arguments(p) -> None:
     p.add_argument("--voted", action="store_true", help="also keep the voted perceptron (small data only)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1, help="processes for a β grid")
+    add_mixing_arguments(p)
     p.add_argument("--model", required=True, help="model file to write (.npz)")
     p.add_argument("--plot", help="write learning curves to this image")
     p.add_argument("--checkpoint", action="store_true", help="save the model after every epoch")
@@ -47,7 +49,7 @@ def _learner(args, beta: float):
     update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=beta)
     return Perceptron(search=make_search(args.search, select=args.select), update=update,
                       average=not args.no_average, voted=args.voted, epochs=args.epochs, random_state=args.seed,
-                      track_train_accuracy=args.verbose)
+                      track_train_accuracy=args.verbose, mixing=mixing_from_args(args))
 
 
 def _load(path, args):

@@ -17,6 +17,7 @@ from swvp._config import FLOAT, INT
 from swvp.learn import _beam_kernels as B
 from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
+from swvp.learn.mixing import ParameterMixing, train_mixed
 from swvp.learn.protocol import StructuredProblem
 from swvp.learn.search import Beam, Exact, make_search
 from swvp.learn.updates import Full, WeightedViolations, make_update
@@ -45,6 +46,9 @@ class EpochStats:
     full_updates: int | None = None  # updates on complete outputs
     nonviolations: int | None = None  # debug: updates that were not violations (0 unless select="standard")
     trace_mismatches: int | None = None  # debug: trace V_i* disagreeing with the recomputed w·ΔΦ (always 0)
+    # parameter mixing only (learn/mixing.py): mistakes of each shard in this epoch, and its mixing weight μ_i
+    shard_mistakes: list[int] | None = None
+    shard_mu: list[float] | None = None
 
     def as_dict(self) -> dict:
         """Plain values for JSON; a NaN (a ratio with nothing to average) becomes None."""
@@ -81,11 +85,14 @@ class Perceptron:
     shuffle : a seeded per-epoch shuffle of the training order (False: file order).
     random_state : seed of the shuffle; same seed → bit-identical weights.
     track_train_accuracy : after each epoch, decode the training set with the averaged weights.
+    mixing : a :class:`~swvp.learn.mixing.ParameterMixing` to train on S shards in parallel (threads or a Dask
+        cluster) with iterative parameter mixing (ALGORITHMS.md §6); None: one sequential pass per epoch.
     """
 
     def __init__(self, *, search: Exact | str = "exact", update: Full | WeightedViolations | str = "csp",
                  average: bool = True, voted: bool = False, epochs: int = 10, stop_when_separated: bool = True,
-                 shuffle: bool = True, random_state: int | None = 0, track_train_accuracy: bool = False):
+                 shuffle: bool = True, random_state: int | None = 0, track_train_accuracy: bool = False,
+                 mixing: ParameterMixing | None = None):
         self.search = search
         self.update = update
         self.average = average
@@ -95,11 +102,12 @@ class Perceptron:
         self.shuffle = shuffle
         self.random_state = random_state
         self.track_train_accuracy = track_train_accuracy
+        self.mixing = mixing
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("search", "update", "average", "voted", "epochs",
                                               "stop_when_separated", "shuffle", "random_state",
-                                              "track_train_accuracy")}
+                                              "track_train_accuracy", "mixing")}
 
     def resolved(self) -> tuple[Exact, Full | WeightedViolations]:
         """The search and update objects (names resolved through the registries)."""
@@ -121,6 +129,10 @@ class Perceptron:
         """
         if int(self.epochs) < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
+        if self.mixing is not None:
+            if weights is not None:
+                raise ValueError("resuming from a weight table is not available with parameter mixing")
+            return train_mixed(self, problem, dev=dev, on_epoch=on_epoch, on_progress=on_progress)
         search, update = self.resolved()
         codes = update.codes()
         rng = np.random.default_rng(self.random_state)

@@ -318,7 +318,8 @@ class GraphDependencyParser:
                              "label_epochs": self.label_epochs, "select_epoch": self.select_epoch,
                              "update": update.label(), "update_params": _update_params(update),
                              "average": learner.average, "epochs": learner.epochs,
-                             "random_state": learner.random_state, "best_epoch": self.best_epoch_},
+                             "random_state": learner.random_state, "best_epoch": self.best_epoch_,
+                             "mixing": learner.mixing.params() if learner.mixing is not None else None},
                 "history": self.history_}
         arrays = _sparse("coef", self.coef_)
         if self.label_coef_ is not None:

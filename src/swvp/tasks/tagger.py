@@ -237,6 +237,7 @@ class SequenceTagger:
                              "update": update.label(), "update_params": _update_params(update),
                              "average": learner.average, "epochs": learner.epochs,
                              "random_state": learner.random_state, "best_epoch": self.best_epoch_,
+                             "mixing": learner.mixing.params() if learner.mixing is not None else None,
                              "search": _search_params(self._search())},
                 "history": self.history_, "info": getattr(self, "info_", {})}
         save_model(path, MODEL_KIND, meta, {"coef": self.coef_, **farrays})
