@@ -160,15 +160,38 @@ def test_voting_and_resuming_are_not_combined_with_mixing():
 
 
 def test_a_dask_cluster_gives_the_same_weights_as_threads():
+    """Through the dask.distributed scheduler (scatter, submit, as_completed) on an in-process cluster: worker
+    processes would only add start-up time and shutdown races to the suite; what crosses a process boundary is
+    checked by the pickling test below."""
     distributed = pytest.importorskip("distributed")
     problem = noisy_problem(9, n_sent=30, max_len=6, hmm=True)
     kw = {"update": WeightedViolations(), "epochs": 3, "stop_when_separated": False}
     local = Perceptron(**kw, mixing=mixing(3, scheduler="threads")).train(problem)
-    cluster_kw = {"n_workers": 2, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+    cluster_kw = {"n_workers": 2, "threads_per_worker": 1, "processes": False, "dashboard_address": None}
     with distributed.LocalCluster(**cluster_kw) as cluster, distributed.Client(cluster) as client:
         on_dask = Perceptron(**kw, mixing=ParameterMixing(shards=3, scheduler=client)).train(problem)
-        by_address = Perceptron(**kw, mixing=ParameterMixing(shards=3, scheduler=cluster.scheduler_address)).train(
-            problem)
+        address = cluster.scheduler_address
+        by_address = Perceptron(**kw, mixing=ParameterMixing(shards=3, scheduler=address)).train(problem)
     assert np.array_equal(on_dask.weights.w, local.weights.w) and np.array_equal(on_dask.weights.u, local.weights.u)
     assert np.array_equal(by_address.weights.w, local.weights.w)
-    assert ParameterMixing(shards=3, scheduler=cluster.scheduler_address).params()["scheduler"].startswith("tcp://")
+    assert ParameterMixing(shards=3, scheduler=address).params()["scheduler"] == address
+
+
+@pytest.mark.parametrize("search", [None, Beam(2, "early")], ids=["exact", "beam"])
+def test_a_shard_task_survives_pickling(search):
+    """What a Dask worker in another process receives: the pickled problem, weights, order, search and codes."""
+    import pickle
+
+    from swvp.learn.mixing import shard_epoch
+    from swvp.learn.search import Exact
+
+    problem = noisy_problem(10, n_sent=12, max_len=5, hmm=True)
+    search = search or Exact()
+    codes = WeightedViolations(beta=0.5).codes()
+    w = np.random.default_rng(0).normal(size=problem.weight_size)
+    order = np.arange(problem.n_examples)[::-1].copy()
+    args = (problem, w, order, search, codes)
+    here = shard_epoch(*args)
+    there = shard_epoch(*pickle.loads(pickle.dumps(args)))
+    assert all(np.array_equal(a, b) for a, b in zip(here[:3], there[:3], strict=True))
+    assert here[3] == there[3] == problem.n_examples and np.array_equal(here[4], there[4])

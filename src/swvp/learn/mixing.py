@@ -190,21 +190,8 @@ def train_mixed(learner: Perceptron, problem: StructuredProblem, *, dev: Structu
             es = _epoch_stats(epoch, stats, sstats)
             es.shard_mistakes = [int(r[4][C.STAT_MISTAKES]) for r in results]
             es.shard_mu = [float(m) for m in mu]
-            current = (table.averaged() if learner.average else table.w) \
-                if learner.track_train_accuracy or dev is not None else None
-            if learner.track_train_accuracy:
-                es.train_accuracy = problem.accuracy(current, search)
-            if dev is not None:
-                es.dev_accuracy = dev.accuracy(current, search)
-                if es.dev_accuracy > best:
-                    best = es.dev_accuracy
-                    result.best_epoch = epoch
-                    result.best_weights = current.copy()
-            es.seconds = time.perf_counter() - t0
-            result.history.append(es)
-            if on_epoch is not None:
-                on_epoch(es, result)
-            if learner.stop_when_separated and es.mistakes == 0:
+            best, stop = learner._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
+            if stop:
                 break
     finally:
         runner.close()

@@ -170,26 +170,37 @@ class Perceptron:
                     raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
                 result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
             es = _epoch_stats(epoch, stats, sstats)
-            # the averaged weights cost a pass over the whole table (w, u): only when something reads them
-            current = (table.averaged() if self.average else table.w) \
-                if self.track_train_accuracy or dev is not None else None
-            if self.track_train_accuracy:
-                es.train_accuracy = problem.accuracy(current, search)
-            if dev is not None:
-                es.dev_accuracy = dev.accuracy(current, search)
-                if es.dev_accuracy > best:
-                    best = es.dev_accuracy
-                    result.best_epoch = epoch
-                    result.best_weights = current.copy()
-            es.seconds = time.perf_counter() - t0
-            result.history.append(es)
-            if on_epoch is not None:
-                on_epoch(es, result)
-            if self.stop_when_separated and es.mistakes == 0:
+            best, stop = self._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
+            if stop:
                 break
         if dev is None and result.history:
             result.best_epoch = result.history[-1].epoch
         return result
+
+
+    def _end_epoch(self, es: EpochStats, problem: StructuredProblem, dev: StructuredProblem | None, search,
+                   result: TrainResult, best: float, t0: float, on_epoch) -> tuple[float, bool]:
+        """Score the epoch's weights where asked, keep the best dev epoch, record and report the epoch.
+
+        Returns the best dev score so far and whether to stop (an epoch without mistakes).
+        """
+        table = result.weights
+        # the averaged weights cost a pass over the whole table (w, u): only when something reads them
+        current = (table.averaged() if self.average else table.w) \
+            if self.track_train_accuracy or dev is not None else None
+        if self.track_train_accuracy:
+            es.train_accuracy = problem.accuracy(current, search)
+        if dev is not None:
+            es.dev_accuracy = dev.accuracy(current, search)
+            if es.dev_accuracy > best:
+                best = es.dev_accuracy
+                result.best_epoch = es.epoch
+                result.best_weights = current.copy()
+        es.seconds = time.perf_counter() - t0
+        result.history.append(es)
+        if on_epoch is not None:
+            on_epoch(es, result)
+        return best, bool(self.stop_when_separated and es.mistakes == 0)
 
 
 def _epoch_stats(epoch: int, s: np.ndarray, b: np.ndarray | None = None) -> EpochStats:
