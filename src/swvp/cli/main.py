@@ -95,6 +95,17 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--quiet", action="store_true")
     ps.set_defaults(func=_cmd_parsing)
 
+    lt = exp_sub.add_parser("latent", help="the latent-variable perceptron on its HMM testbed (ALGORITHMS.md §7)")
+    lt.add_argument("--datasets", type=int, default=5)
+    lt.add_argument("--sub-states", type=_ints, default=(2, 3, 4), help="latent states per label (default 2,3,4)")
+    lt.add_argument("--true-sub-states", type=int, default=3, help="hidden states per label of the data's HMM")
+    lt.add_argument("--labels", type=int, default=4)
+    lt.add_argument("--items", type=int, default=5000)
+    lt.add_argument("--epochs", type=int, default=10)
+    lt.add_argument("--seed", type=int, default=0)
+    lt.add_argument("--out", default="runs/latent")
+    lt.set_defaults(func=_cmd_latent)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -114,6 +125,17 @@ def _cmd_synthetic(args) -> int:
         print(synthetic.format_epochs(report) + "\n")
     print(synthetic.format_tables(report))
     print(f"\nwrote {args.out}/synthetic.json and {args.out}/synthetic.png")
+    return 0
+
+
+def _cmd_latent(args) -> int:
+    from swvp.experiments import latent
+
+    report = latent.run(args.datasets, sub_states=args.sub_states, seed=args.seed, epochs=args.epochs,
+                        n_labels=args.labels, true_sub_states=args.true_sub_states, n_items=args.items,
+                        out=args.out)
+    print(latent.format_table(report))
+    print(f"\nwrote {args.out}/latent.json")
     return 0
 
 

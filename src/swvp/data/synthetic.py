@@ -32,6 +32,7 @@ __all__ = [
     "dataset_seed",
     "generate",
     "hmm_parameters",
+    "sample_hmm",
 ]
 
 
@@ -167,14 +168,22 @@ def generate(
     """Generate one dataset of ``setup`` (1, 2 or 3): ``n_items`` sequences of ``length`` (§1.6, [S0 §6]).
 
     ``seed`` is anything ``numpy.random.default_rng`` accepts (use :func:`dataset_seed` for dataset k of an
-    experiment).  Draw order: the parameters (:func:`hmm_parameters`); y_1 from one ``rng.random(n_items)``;
-    then one ``rng.random((2, n_items))`` per position i, whose row 0 draws x_i given y_i and row 1 draws
-    y_{i+1} given y_i.  Sampling is by inverse CDF, vectorised across items.
+    experiment).  Draw order: the parameters (:func:`hmm_parameters`), then the sequences (:func:`sample_hmm`).
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    params = hmm_parameters(setup, rng)
+    x, y = sample_hmm(params, n_items, length, rng)
+    return SyntheticData(x=x, y=y, params=params, setup=setup)
+
+
+def sample_hmm(params: HMMParams, n_items: int, length: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n_items`` sequences (x, y), int64 (n_items, length), from an HMM.
+
+    Draw order: y_1 from one ``rng.random(n_items)``; then one ``rng.random((2, n_items))`` per position i, whose
+    row 0 draws x_i given y_i and row 1 draws y_{i+1} given y_i. Inverse CDF, vectorised across items.
     """
     if n_items < 1 or length < 1:
         raise ValueError(f"n_items and length must be positive, got {n_items} and {length}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    params = hmm_parameters(setup, rng)
     x = np.empty((n_items, length), dtype=INT)
     y = np.empty((n_items, length), dtype=INT)
     y[:, 0] = _inverse_cdf(np.broadcast_to(params.start, (n_items, params.n_labels)), rng.random(n_items))
@@ -183,7 +192,7 @@ def generate(
         x[:, i] = _inverse_cdf(params.emit[y[:, i]], u[0])
         if i + 1 < length:
             y[:, i + 1] = _inverse_cdf(params.trans[y[:, i]], u[1])
-    return SyntheticData(x=x, y=y, params=params, setup=setup)
+    return x, y
 
 
 def dataset_seed(seed: int, setup: int, index: int) -> np.random.Generator:

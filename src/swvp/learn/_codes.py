@@ -60,4 +60,5 @@ STAT_TOKENS_WRONG = 7  # online (pre-update) token errors
 STAT_TOKENS = 8
 STAT_INVALID = 9  # updates with w·ΔΦ > eps before the update (ALGORITHMS.md §2.4)
 STAT_LOG_OVERFLOW = 10
-N_STATS = 11
+STAT_SKIPPED = 11  # examples skipped: reference unreachable (latent perceptron, ALGORITHMS.md §7)
+N_STATS = 12

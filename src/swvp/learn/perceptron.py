@@ -37,6 +37,7 @@ class EpochStats:
     cond2_checked: int
     invalid_updates: int
     online_accuracy: float  # token accuracy of the predictions made during the epoch (before each update)
+    skipped: int = 0  # examples skipped because their reference is unreachable (latent perceptron, §7)
     train_accuracy: float | None = None  # averaged-weights token accuracy on the training set (if tracked)
     dev_accuracy: float | None = None
     seconds: float = 0.0
@@ -214,6 +215,7 @@ def _epoch_stats(epoch: int, s: np.ndarray, b: np.ndarray | None = None) -> Epoc
         cond2_failures=int(s[C.STAT_COND2_FAIL]),
         cond2_checked=int(s[C.STAT_COND2_CHECKED]),
         invalid_updates=int(s[C.STAT_INVALID]),
+        skipped=int(s[C.STAT_SKIPPED]),
         online_accuracy=float(1.0 - s[C.STAT_TOKENS_WRONG] / s[C.STAT_TOKENS]) if s[C.STAT_TOKENS] else float("nan"),
     )
     if b is not None:

@@ -1,0 +1,161 @@
+"""The latent-variable perceptron (learn/latent.py, _latent_kernels.py; ALGORITHMS.md §7) against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from naive import all_sequences, brute_force_argmax, candidate_matrix, chain_score, first_argmax, sentence_labels
+from swvp.data.latent_hmm import generate_latent
+from swvp.features.hmm import hmm_features
+from swvp.inference._kernels.viterbi import viterbi1
+from swvp.learn._latent_kernels import forbid_other_labels
+from swvp.learn.latent import LatentSequenceProblem
+from swvp.learn.mixing import ParameterMixing
+from swvp.learn.perceptron import Perceptron
+from swvp.learn.search import Beam
+from swvp.learn.sequence import SequenceProblem
+from swvp.learn.updates import WeightedViolations
+
+
+def latent_problem(seed, n_items=12, length=4, n_symbols=4, state_label=(0, 0, 1, 1, 2)):
+    rng = np.random.default_rng(seed)
+    state_label = np.array(state_label)
+    x = rng.integers(0, n_symbols, size=(n_items, length))
+    labels = rng.integers(0, state_label.max() + 1, size=n_items * length)
+    return LatentSequenceProblem(hmm_features(x, n_symbols), state_label, labels)
+
+
+def naive_latent_perceptron(problem, w0, orders):
+    """§7 by enumeration: d̂ = first argmax over all state sequences; if its labels ≠ y, d* = first argmax over the
+    sequences whose labels are y; w += Φ(d*) − Φ(d̂). Returns (w, mistakes per epoch)."""
+    f, H, lab = problem.features, problem.n_states, problem.state_label
+    cands = [candidate_matrix(f, H, s) for s in range(f.n_sentences)]
+    w, mistakes = w0.copy(), []
+    for order in orders:
+        k = 0
+        for s in order:
+            seqs, Phi = cands[s]
+            scores = Phi @ w
+            d_hat = seqs[first_argmax(scores)]
+            y = sentence_labels(problem.labels, f.offsets, s)
+            if tuple(lab[list(d_hat)]) != y:
+                k += 1
+                ok = [i for i, d in enumerate(seqs) if tuple(lab[list(d)]) == y]
+                d_star = seqs[ok[first_argmax(scores[ok])]]
+                w = w + Phi[seqs.index(d_star)] - Phi[seqs.index(d_hat)]
+        mistakes.append(k)
+    return w, mistakes
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_forced_decoding_is_the_constrained_argmax(seed):
+    rng = np.random.default_rng(seed)
+    n, state_label = 4, np.array([0, 1, 1, 2, 2, 2])
+    H = state_label.shape[0]
+    E, T = rng.normal(size=(n, H)), rng.normal(size=(n, H + 1, H))
+    gold = rng.integers(0, 3, size=n)
+    E2 = E.copy()
+    forbid_other_labels(E2, n, state_label, gold, 0)
+    out = np.zeros(n, np.int64)
+    viterbi1(E2, T, n, H, out, np.zeros((n, H)), np.zeros((n, H), np.int64))
+    ok = [d for d in all_sequences(n, H) if tuple(state_label[list(d)]) == tuple(gold)]
+    best = max(ok, key=lambda d: chain_score(E, T, d))
+    assert tuple(out) == best
+    assert np.isclose(chain_score(E, T, out), max(chain_score(E, T, d) for d in ok))
+    assert tuple(brute_force_argmax(E2, T)[0]) == best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_training_matches_the_definition(seed):
+    problem = latent_problem(seed)
+    table = problem.initial_weights(scale=0.5, random_state=seed)
+    w0 = table.w.copy()
+    rng = np.random.default_rng(seed)
+    orders = [rng.permutation(problem.n_examples) for _ in range(3)]
+    res = Perceptron(epochs=3, stop_when_separated=False, random_state=seed).train(problem, weights=table)
+    w, mistakes = naive_latent_perceptron(problem, w0, orders)
+    np.testing.assert_allclose(res.weights.w, w, rtol=0, atol=1e-9)
+    assert [h.mistakes for h in res.history] == mistakes == [h.updates for h in res.history]
+    assert all(m > 0 for m in mistakes)
+
+
+def test_one_state_per_label_is_collins_perceptron():
+    """H = labels, w = 0: forced decoding returns y, so every update is CSP's — bit for bit."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 5, size=(40, 6))
+    y = rng.integers(0, 3, size=40 * 6)
+    kw = {"epochs": 4, "stop_when_separated": False, "random_state": 1}
+    csp = Perceptron(**kw).train(SequenceProblem(hmm_features(x, 5), 3, y))
+    latent = Perceptron(**kw).train(LatentSequenceProblem(hmm_features(x, 5), np.arange(3), y))
+    assert np.array_equal(latent.weights.w, csp.weights.w) and np.array_equal(latent.weights.u, csp.weights.u)
+    assert [h.mistakes for h in latent.history] == [h.mistakes for h in csp.history]
+
+
+def test_unreachable_references_are_skipped_and_counted():
+    base = latent_problem(5, state_label=(0, 0, 1, 1))  # labels 0 and 1; label 2 has no state
+    labels = base.labels.copy()
+    labels[base.features.offsets[[1, 4, 7]] + 2] = 2
+    problem = LatentSequenceProblem(base.features, base.state_label, labels, n_labels=3)
+    has_2 = np.array([np.any(problem.labels[a:b] == 2) for a, b in zip(problem.features.offsets[:-1],
+                                                                        problem.features.offsets[1:], strict=True)])
+    assert has_2.any() and not has_2.all()
+    res = Perceptron(epochs=2, stop_when_separated=False).train(problem, weights=problem.initial_weights())
+    assert all(h.skipped == has_2.sum() for h in res.history)
+    assert all(h.updates == h.mistakes - h.skipped for h in res.history)
+    assert not np.any(problem.decode(res.weights.w) == 2)
+
+
+def test_initial_weights_break_the_symmetry_between_sub_states():
+    d = generate_latent(n_items=600, seed=1)
+    (x, y), _, _ = d.split()
+    sl = np.arange(d.n_labels * 3) // 3
+    problem = LatentSequenceProblem(hmm_features(x, d.params.emit.shape[1]), sl, y.reshape(-1))
+    first = problem.decode_states(problem.initial_weights(scale=0.0).w)
+    assert np.all(first % 3 == 0)  # at w = 0 ties go to the first state of each label
+    seeded = Perceptron(epochs=3).train(problem, weights=problem.initial_weights())
+    assert len(np.unique(problem.decode_states(seeded.weights.w) % 3)) == 3
+
+
+def test_latent_states_beat_the_label_chain_on_the_testbed():
+    """Data from an HMM over 12 states shown as 4 labels: sub-states recover part of the gap to the Bayes rule."""
+    d = generate_latent(seed=0)
+    (trx, trY), (dvx, dvY), (tex, teY) = d.split()
+    V = d.params.emit.shape[1]
+
+    def score(k):
+        sl = np.arange(d.n_labels * k) // k
+        train, dev, test = (LatentSequenceProblem(hmm_features(x, V), sl, y.reshape(-1))
+                            for x, y in ((trx, trY), (dvx, dvY), (tex, teY)))
+        res = Perceptron(epochs=6, stop_when_separated=False).train(train, dev=dev, weights=train.initial_weights())
+        return test.accuracy(res.best_weights)
+
+    one, three = score(1), score(3)
+    assert three > one + 0.02
+
+
+def test_sampled_labels_are_the_states_labels_and_seeded():
+    a, b, c = generate_latent(n_items=50, seed=4), generate_latent(n_items=50, seed=4), generate_latent(n_items=50)
+    assert np.array_equal(a.y, a.state_label[a.states]) and np.array_equal(a.x, b.x) and not np.array_equal(a.x, c.x)
+    assert np.allclose(a.params.trans.sum(axis=1), 1) and np.allclose(a.params.emit.sum(axis=1), 1)
+    assert [len(part[0]) for part in a.split()] == [35, 10, 5]
+    with pytest.raises(ValueError):
+        generate_latent(states_per_label=0)
+
+
+def test_unsupported_settings_say_so():
+    problem = latent_problem(0)
+    with pytest.raises(NotImplementedError, match="exact search"):
+        Perceptron(search=Beam(2)).train(problem)
+    with pytest.raises(NotImplementedError, match="Collins"):
+        Perceptron(update=WeightedViolations()).train(problem)
+    with pytest.raises(NotImplementedError, match="voted"):
+        Perceptron(voted=True).train(problem)
+    with pytest.raises(ValueError, match="state_label"):
+        LatentSequenceProblem(problem.features, np.array([], int))
+
+
+def test_parameter_mixing_runs_latent_problems():
+    problem = latent_problem(6, n_items=20)
+    res = Perceptron(epochs=2, mixing=ParameterMixing(shards=2), stop_when_separated=False).train(problem)
+    assert len(res.history) == 2 and res.history[0].updates > 0
