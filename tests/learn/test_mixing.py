@@ -159,6 +159,20 @@ def test_voting_and_resuming_are_not_combined_with_mixing():
         Perceptron(mixing=mixing(2)).train(problem, weights=first.weights)
 
 
+def _on_local_cluster(distributed, fn):
+    """Run ``fn(client, address)`` on a fresh in-process Dask cluster; one retry if the cluster itself fails to
+    start or to talk (an environment hiccup, not a result: assertion errors are never retried)."""
+    cluster_kw = {"n_workers": 2, "threads_per_worker": 1, "processes": False, "dashboard_address": None}
+    for attempt in range(2):
+        try:
+            with distributed.LocalCluster(**cluster_kw) as cluster, distributed.Client(cluster) as client:
+                return fn(client, cluster.scheduler_address)
+        except (OSError, TimeoutError):
+            if attempt:
+                raise
+    return None
+
+
 def test_a_dask_cluster_gives_the_same_weights_as_threads():
     """Through the dask.distributed scheduler (scatter, submit, as_completed) on an in-process cluster: worker
     processes would only add start-up time and shutdown races to the suite; what crosses a process boundary is
@@ -167,11 +181,13 @@ def test_a_dask_cluster_gives_the_same_weights_as_threads():
     problem = noisy_problem(9, n_sent=30, max_len=6, hmm=True)
     kw = {"update": WeightedViolations(), "epochs": 3, "stop_when_separated": False}
     local = Perceptron(**kw, mixing=mixing(3, scheduler="threads")).train(problem)
-    cluster_kw = {"n_workers": 2, "threads_per_worker": 1, "processes": False, "dashboard_address": None}
-    with distributed.LocalCluster(**cluster_kw) as cluster, distributed.Client(cluster) as client:
+
+    def both(client, address):
         on_dask = Perceptron(**kw, mixing=ParameterMixing(shards=3, scheduler=client)).train(problem)
-        address = cluster.scheduler_address
         by_address = Perceptron(**kw, mixing=ParameterMixing(shards=3, scheduler=address)).train(problem)
+        return on_dask, by_address, address
+
+    on_dask, by_address, address = _on_local_cluster(distributed, both)
     assert np.array_equal(on_dask.weights.w, local.weights.w) and np.array_equal(on_dask.weights.u, local.weights.u)
     assert np.array_equal(by_address.weights.w, local.weights.w)
     assert ParameterMixing(shards=3, scheduler=address).params()["scheduler"] == address

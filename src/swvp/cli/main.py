@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     lt.add_argument("--out", default="runs/latent")
     lt.set_defaults(func=_cmd_latent)
 
+    pc = exp_sub.add_parser("pcfg", help="Collins' PCFG counter-example: ML PCFG vs weighted CFG, perceptron, "
+                                         "boosting and SVM over GEN(x) (ALGORITHMS.md §4)")
+    pc.add_argument("--out", default="runs/pcfg")
+    pc.set_defaults(func=_cmd_pcfg)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -136,6 +141,14 @@ def _cmd_latent(args) -> int:
                         out=args.out)
     print(latent.format_table(report))
     print(f"\nwrote {args.out}/latent.json")
+    return 0
+
+
+def _cmd_pcfg(args) -> int:
+    from swvp.experiments import pcfg
+
+    print(pcfg.format_report(pcfg.run(out=args.out)))
+    print(f"\nwrote {args.out}/pcfg.json")
     return 0
 
 
