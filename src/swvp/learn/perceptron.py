@@ -178,7 +178,6 @@ class Perceptron:
             result.best_epoch = result.history[-1].epoch
         return result
 
-
     def _end_epoch(self, es: EpochStats, problem: StructuredProblem, dev: StructuredProblem | None, search,
                    result: TrainResult, best: float, t0: float, on_epoch) -> tuple[float, bool]:
         """Score the epoch's weights where asked, keep the best dev epoch, record and report the epoch.
