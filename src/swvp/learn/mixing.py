@@ -108,14 +108,17 @@ class _Runner:
             self.client, self.owns_client = Client(scheduler), True
         else:
             self.client = scheduler
-        [self.problem_future] = self.client.scatter([problem], broadcast=True)
+        # hash=False: a fresh key per scatter. With content-hashed keys, scattering data equal to data just released
+        # (the same problem in a second run, unchanged weights) races with the release and cancels the shard tasks
+        # ("lost dependencies").
+        [self.problem_future] = self.client.scatter([problem], broadcast=True, hash=False)
 
     def run(self, w: np.ndarray, orders: list[np.ndarray], search, codes):
         """Yield (shard index, result) as shards finish."""
         if self.client is not None:
             from distributed import as_completed as dask_completed
 
-            w_future = self.client.scatter(w, broadcast=True)
+            w_future = self.client.scatter(w, broadcast=True, hash=False)
             futures = {self.client.submit(shard_epoch, self.problem_future, w_future, o, search, codes, pure=False): i
                        for i, o in enumerate(orders)}
             for fut in dask_completed(futures):
@@ -132,8 +135,10 @@ class _Runner:
     def close(self):
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
-        if self.owns_client:
-            self.client.close()
+        if self.client is not None:
+            self.problem_future.release()
+            if self.owns_client:
+                self.client.close()
 
 
 def make_shards(n_examples: int, n_shards: int, random_state) -> list[np.ndarray]:
