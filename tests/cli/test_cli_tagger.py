@@ -501,6 +501,14 @@ def test_unknown_label_at_evaluation_names_its_line(syn, capsys, tmp_path):
     assert rc == 0
 
 
+def test_mixing_settings_the_library_rejects_exit_2(syn, tmp_path, capsys):
+    base = ["train", "tagger", "--train", syn.dir / "train.conllu", "--quiet", "--model", tmp_path / "m.npz"]
+    rc, _, err = run([*base, "--shards", "1000"], capsys)
+    assert rc == 2 and "cannot split 150 training examples into 1000 shards" in err
+    with pytest.raises(SystemExit, match="--voted cannot be combined"):
+        main([str(a) for a in [*base, "--shards", "2", "--voted"]])
+
+
 def test_dask_scheduler_needs_shards(syn, tmp_path):
     with pytest.raises(SystemExit, match="needs --shards"):
         main(["train", "tagger", "--train", str(syn.dir / "train.conllu"), "--dask-scheduler", "tcp://x:1",

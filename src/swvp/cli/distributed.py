@@ -21,6 +21,8 @@ def mixing_from_args(args):
         if args.dask_scheduler:
             raise SystemExit("swvp: error: --dask-scheduler needs --shards S (the number of parallel tasks)")
         return None
+    if getattr(args, "voted", False):
+        raise SystemExit("swvp: error: --voted cannot be combined with --shards (parameter mixing)")
     from swvp.learn.mixing import ParameterMixing
 
     return ParameterMixing(shards=args.shards, mu=args.mix, scheduler=args.dask_scheduler or "threads")

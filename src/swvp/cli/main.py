@@ -241,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     except SwvpError as err:
         print(f"swvp: error: {err}", file=sys.stderr)
         return 2
+    except ValueError as err:  # a setting the library rejects (e.g. more shards than training sentences)
+        print(f"swvp: error: {err}", file=sys.stderr)
+        return 2
     except OSError as err:  # a missing or unreadable file named on the command line
         name = f"{err.filename}: " if getattr(err, "filename", None) else ""
         print(f"swvp: error: {name}{err.strerror or err}", file=sys.stderr)
