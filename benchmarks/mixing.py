@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+from _machine import cpu_name
 
 from swvp import GraphDependencyParser, ParameterMixing, Perceptron
 from swvp.data.conllu import read_conllu
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in runs.values():
         r["wall_speedup"] = base / r["fit_wall_s"]
     meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
-            "machine": platform.processor() or platform.machine(), "order": args.order, "epochs": args.epochs,
+            "machine": cpu_name(), "order": args.order, "epochs": args.epochs,
             "scheduler": "threads"}
     Path(args.out).write_text(json.dumps({"meta": meta, "runs": runs}, indent=1) + "\n")
     print(f"wrote {args.out}")

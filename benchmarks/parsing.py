@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_name, package_version
 
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
@@ -402,15 +403,7 @@ def run_udpipe(quick: bool, iterations: int | None, extra: str, columns: str, de
 # meta, table, targets
 # ----------------------------------------------------------------------------------------------------------------
 def meta(warm_s: float, args, sizes: dict) -> dict:
-    def ver(pkg):
-        try:
-            return md.version(pkg)
-        except md.PackageNotFoundError:
-            return None
-
-    cpu = platform.processor()
-    with contextlib.suppress(OSError, StopIteration), open("/proc/cpuinfo") as f:
-        cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    ver, cpu = package_version, cpu_name()
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "python": platform.python_version(), "machine": platform.machine(), "cpu": cpu, "cpus": os.cpu_count(),
             "versions": {p: ver(p) for p in ("swvp", "numpy", "numba", "ufal.udpipe")},

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.metadata as md
 import json
 import os
 import platform
@@ -49,6 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_name, memory_gb, package_version
 
 from swvp.data.corpus import TaggedCorpus, load_tagged
 from swvp.data.paths import data_path
@@ -749,23 +749,7 @@ def warm_up() -> float:
 
 
 def meta(warm_s: float, quick: bool) -> dict:
-    def ver(pkg):
-        try:
-            return md.version(pkg)
-        except md.PackageNotFoundError:
-            return None
-
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        with open("/proc/meminfo") as f:
-            mem_gb = int(f.readline().split()[1]) / 1024 ** 2
-    except OSError:
-        mem_gb = None
+    ver, cpu, mem_gb = package_version, cpu_name(), memory_gb()
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": {"platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
                         "memory_gb": None if mem_gb is None else round(mem_gb, 1)},
