@@ -42,5 +42,8 @@ def test_cli_writes_json_and_table(tmp_path, capsys):
         assert all(1 <= r["best_epoch"] <= 3 for r in run["results"].values())
     s = report["summary"]["latent k=3"]
     tests = [r["results"]["latent k=3"]["test"] for r in report["datasets"]]
-    assert np.isclose(s["mean"], np.mean(tests)) and 0 <= s["wins_over_csp"] <= 2
+    csp = [r["results"]["CSP"]["test"] for r in report["datasets"]]
+    assert np.isclose(s["mean"], np.mean(tests)) and np.isclose(s["std"], np.std(tests))
+    assert s["wins_over_csp"] == sum(a > b for a, b in zip(tests, csp, strict=True))
+    assert np.isclose(s["mean_gain_over_csp"], np.mean(tests) - np.mean(csp))
     assert "latent k=3" in out and "bayes" in out

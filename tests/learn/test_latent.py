@@ -156,6 +156,12 @@ def test_unsupported_settings_say_so():
 
 
 def test_parameter_mixing_runs_latent_problems():
+    """One shard = the sequential latent perceptron (bit for bit, from zero weights); two shards train too."""
     problem = latent_problem(6, n_items=20)
-    res = Perceptron(epochs=2, mixing=ParameterMixing(shards=2), stop_when_separated=False).train(problem)
-    assert len(res.history) == 2 and res.history[0].updates > 0
+    kw = {"epochs": 2, "stop_when_separated": False}
+    plain = Perceptron(**kw).train(problem)
+    one = Perceptron(**kw, mixing=ParameterMixing(shards=1)).train(problem)
+    assert np.array_equal(one.weights.w, plain.weights.w)
+    two = Perceptron(**kw, mixing=ParameterMixing(shards=2)).train(problem)
+    assert [sum(h.shard_mistakes) for h in two.history] == [h.mistakes for h in two.history]
+    assert two.history[0].updates > 0 and not np.array_equal(two.weights.w, plain.weights.w)

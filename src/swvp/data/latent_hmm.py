@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.data.synthetic import HMMParams, sample_hmm
+from swvp.data.synthetic import HMMParams, sample_hmm, split_bounds
 
 __all__ = ["LatentHMMData", "generate_latent"]
 
@@ -38,9 +38,7 @@ class LatentHMMData:
 
     def split(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
         """((x, y) train, (x, y) dev, (x, y) test): the first 70%, the next 20%, the rest."""
-        n = int(self.x.shape[0])
-        a, b = n * 7 // 10, n * 7 // 10 + n * 2 // 10
-        return tuple((self.x[lo:hi], self.y[lo:hi]) for lo, hi in ((0, a), (a, b), (b, n)))
+        return tuple((self.x[a:b], self.y[a:b]) for a, b in split_bounds(int(self.x.shape[0])))
 
 
 def generate_latent(*, n_labels: int = 4, states_per_label: int = 3, n_symbols: int = 20, n_items: int = 5000,

@@ -33,6 +33,7 @@ __all__ = [
     "generate",
     "hmm_parameters",
     "sample_hmm",
+    "split_bounds",
 ]
 
 
@@ -94,15 +95,11 @@ class SyntheticData:
     @property
     def sizes(self) -> tuple[int, int, int]:
         """(n_train, n_dev, n_test): 70 / 20 / 10% of the items, the test part taking the remainder."""
-        n = int(self.x.shape[0])
-        n_train, n_dev = n * 7 // 10, n * 2 // 10
-        return n_train, n_dev, n - n_train - n_dev
+        return tuple(b - a for a, b in split_bounds(int(self.x.shape[0])))  # type: ignore[return-value]
 
     def split(self) -> tuple[Split, Split, Split]:
         """(train, dev, test) as views into ``x`` and ``y``."""
-        n_train, n_dev, _ = self.sizes
-        bounds = ((0, n_train), (n_train, n_train + n_dev), (n_train + n_dev, self.x.shape[0]))
-        return tuple(Split(self.x[a:b], self.y[a:b]) for a, b in bounds)  # type: ignore[return-value]
+        return tuple(Split(self.x[a:b], self.y[a:b]) for a, b in split_bounds(int(self.x.shape[0])))  # type: ignore
 
     @property
     def train(self) -> Split:
@@ -115,6 +112,12 @@ class SyntheticData:
     @property
     def test(self) -> Split:
         return self.split()[2]
+
+
+def split_bounds(n: int) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """Item ranges of train / dev / test: the first 70%, the next 20%, the remainder."""
+    n_train, n_dev = n * 7 // 10, n * 2 // 10
+    return (0, n_train), (n_train, n_train + n_dev), (n_train + n_dev, n)
 
 
 def _setup(setup: int) -> Setup:

@@ -16,7 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from swvp.inference.cky import CKYParser
-from swvp.learn.ranking import RankingExample, margins, perceptron_rank, rank_boost, ranking_errors, ranking_svm
+from swvp.learn.ranking import (
+    RankingExample,
+    differences,
+    margins,
+    perceptron_rank,
+    rank_boost,
+    ranking_errors,
+    ranking_svm,
+)
 from swvp.structures.cfg import Grammar, all_parses, tree_yield
 
 GRAMMAR = Grammar.from_strings(["S -> B C", "S -> C", "S -> B", "B -> a a", "B -> a", "C -> a a", "C -> a a a"])
@@ -89,8 +97,7 @@ def run(out: str | os.PathLike | None = None) -> dict:
     theta_p, mistakes = perceptron_rank(examples, epochs=10)
     theta_b, boost = rank_boost(examples, rounds=20)
     theta_s, _ = ranking_svm(examples)
-    diffs = np.concatenate([ex.differences for ex in examples if ex.phi.shape[0] > 1])
-    R = float(np.sqrt((diffs ** 2).sum(axis=1)).max())
+    R = float(np.linalg.norm(differences(examples), axis=1).max())
     gamma = float(margins(theta_s, examples).min() / np.linalg.norm(theta_s))
     report = {
         "rule_p_ml": rule_p.tolist(), "rule_p_asymptotic": asymptotic.tolist(),

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -72,12 +72,20 @@ class ParameterMixing:
         return {"shards": int(self.shards), "mu": self.mu, "scheduler": str(address)}
 
 
-def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, search, codes) -> tuple:
-    """One perceptron epoch over ``order`` (one shard's examples) starting from ``w``; runs on a worker.
+class ShardResult(NamedTuple):
+    """What one shard's epoch sends back: the shard's mean weight vector over its ``c`` examples is
+    ``w − u/c`` on the ``changed`` indices (elsewhere the weights it started from)."""
 
-    Returns (changed indices, their new weights, their averaging sums u, examples seen, stats, search stats):
-    the shard's mean weight vector over its examples is ``w_new − u/c`` on the changed indices.
-    """
+    changed: np.ndarray  # indices whose weight or averaging sum changed
+    w: np.ndarray  # their new weights
+    u: np.ndarray  # their averaging sums (the shard's table started with u = 0, c = 0)
+    c: int  # examples seen
+    stats: np.ndarray  # learn/_codes.py STAT_*
+    search_stats: np.ndarray | None  # learn/_beam_kernels.py B_* (greedy/beam search only)
+
+
+def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, search, codes) -> ShardResult:
+    """One perceptron epoch over ``order`` (one shard's examples) starting from ``w``; runs on a worker."""
     table = WeightTable(w.shape[0])
     table.w[:] = w
     stats = np.zeros(C.N_STATS, FLOAT)
@@ -85,7 +93,7 @@ def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, se
     extra = {} if sstats is None else {"search_stats": sstats}
     problem.run_epoch(table, order, search, codes, stats, None, **extra)
     changed = np.flatnonzero((table.w != w) | (table.u != 0.0))
-    return changed, table.w[changed], table.u[changed], int(table.c), stats, sstats
+    return ShardResult(changed, table.w[changed], table.u[changed], int(table.c), stats, sstats)
 
 
 class _Runner:
@@ -177,14 +185,14 @@ def train_mixed(learner: Perceptron, problem: StructuredProblem, *, dev: Structu
             orders = [s[rng.permutation(s.shape[0])] if learner.shuffle else s for s in shards]
             stats = np.zeros(C.N_STATS, FLOAT)
             sstats = np.zeros(B.N_BSTATS, FLOAT) if isinstance(search, Beam) else None
-            results: list[tuple | None] = [None] * len(shards)
+            results: list[ShardResult | None] = [None] * len(shards)
             done = 0
             try:
                 for i, res in runner.run(table.w, orders, search, codes):
                     results[i] = res
-                    stats += res[4]
+                    stats += res.stats
                     if sstats is not None:
-                        sstats += res[5]
+                        sstats += res.search_stats
                     done += orders[i].shape[0]
                     if on_progress is not None:
                         on_progress(epoch, done, problem.n_examples, stats)
@@ -193,7 +201,7 @@ def train_mixed(learner: Perceptron, problem: StructuredProblem, *, dev: Structu
                 break
             _mix(table, results, mu)
             es = _epoch_stats(epoch, stats, sstats)
-            es.shard_mistakes = [int(r[4][C.STAT_MISTAKES]) for r in results]
+            es.shard_mistakes = [int(r.stats[C.STAT_MISTAKES]) for r in results]
             es.shard_mu = [float(m) for m in mu]
             best, stop = learner._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
             if stop:
@@ -205,23 +213,23 @@ def train_mixed(learner: Perceptron, problem: StructuredProblem, *, dev: Structu
     return result
 
 
-def _mix(table: WeightTable, results: list[tuple], mu: np.ndarray) -> None:
+def _mix(table: WeightTable, results: list[ShardResult], mu: np.ndarray) -> None:
     """w ← Σ_i μ_i w_i over the indices any shard changed; lazy epoch averaging in (u, c).
 
     Shard i's mean vector over its c_i examples is w_i − u_i/c_i, so the epoch's mixed mean is
     w_new − Σ_i μ_i u_i/c_i: that term joins u (with c counting epochs, ``averaged()`` = w − u/c).
     """
-    union = np.unique(np.concatenate([r[0] for r in results])) if results else np.zeros(0, INT)
+    union = np.unique(np.concatenate([r.changed for r in results])) if results else np.zeros(0, INT)
     old = table.w[union]
     new = np.zeros(union.shape[0], FLOAT)
     within = np.zeros(union.shape[0], FLOAT)
-    for m, (idx, w_vals, u_vals, c, _s, _b) in zip(mu, results, strict=True):
-        pos = np.searchsorted(union, idx)
+    for m, r in zip(mu, results, strict=True):
+        pos = np.searchsorted(union, r.changed)
         vals = old.copy()
-        vals[pos] = w_vals
+        vals[pos] = r.w
         new += m * vals
-        if c > 0:
-            within[pos] += m * (u_vals / c)
+        if r.c > 0:
+            within[pos] += m * (r.u / r.c)
     table.u[union] += table.c * (new - old) + within
     table.w[union] = new
     table.c += 1

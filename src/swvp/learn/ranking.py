@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from swvp._config import FLOAT
+from swvp.learn._ranking_kernels import dual_coordinate_descent
 
-__all__ = ["RankingExample", "argmax_candidate", "margins", "perceptron_rank", "rank_boost", "ranking_errors",
-           "ranking_svm"]
+__all__ = ["RankingExample", "argmax_candidate", "differences", "margins", "perceptron_rank", "rank_boost",
+           "ranking_errors", "ranking_svm"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,16 @@ def ranking_errors(theta: np.ndarray, examples: Sequence[RankingExample], ties: 
     return sum(argmax_candidate(theta, ex, ties) != ex.gold for ex in examples)
 
 
+def differences(examples: Sequence[RankingExample]) -> np.ndarray:
+    """Φ(x_i, y_i) − Φ(x_i, y) for every example and wrong candidate, stacked: (Σ_i (|GEN(x_i)| − 1), d)."""
+    d = _dim(examples)
+    parts = [ex.differences for ex in examples if ex.phi.shape[0] > 1]
+    return np.ascontiguousarray(np.concatenate(parts), dtype=FLOAT) if parts else np.zeros((0, d), FLOAT)
+
+
 def margins(theta: np.ndarray, examples: Sequence[RankingExample]) -> np.ndarray:
     """θ·(Φ(x_i, y_i) − Φ(x_i, y)) for every example and wrong candidate, concatenated."""
-    parts = [ex.differences @ theta for ex in examples if ex.phi.shape[0] > 1]
-    return np.concatenate(parts) if parts else np.zeros(0, FLOAT)
+    return differences(examples) @ theta
 
 
 def _dim(examples: Sequence[RankingExample]) -> int:
@@ -100,19 +107,13 @@ def rank_boost(examples: Sequence[RankingExample], *, rounds: int = 100, eps: fl
     [−1, 1]. Stops early when |r| reaches the clip (one feature already ranks every pair correctly: it happens on
     the PCFG example). Returns θ and per round the feature, r and the training error.
     """
-    d = _dim(examples)
-    diffs, share = [], []
-    for ex in examples:
-        if ex.phi.shape[0] > 1:
-            dx = ex.differences
-            diffs.append(dx)
-            share.append(np.full(dx.shape[0], 1.0 / dx.shape[0]))
-    theta = np.zeros(d, FLOAT)
+    X = differences(examples)
+    theta = np.zeros(X.shape[1], FLOAT)
     history: list[dict] = []
-    if not diffs:
+    if X.shape[0] == 0:
         return theta, history
-    D0 = np.concatenate(share)
-    X = np.concatenate(diffs)
+    wrong = np.array([ex.phi.shape[0] - 1 for ex in examples if ex.phi.shape[0] > 1])
+    D0 = np.repeat(1.0 / wrong, wrong)  # 1 / (|GEN(x_i)| − 1) for each pair of example i
     if np.abs(X).max() > 1:
         raise ValueError("ranking boosting needs every Φ_s(x, y_gold) − Φ_s(x, y) in [−1, 1]")
     for _ in range(int(rounds)):
@@ -134,23 +135,8 @@ def ranking_svm(examples: Sequence[RankingExample], *, C: float = np.inf, epochs
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The SVM of Collins §8.1: min ½‖θ‖² + C Σ ξ s.t. θ·(Φ(x_i, y_i) − Φ(x_i, y)) ≥ 1 − ξ (C = ∞: hard margin),
     by dual coordinate descent over the constraints (0 ≤ α ≤ C; θ = Σ α·difference). Returns θ and α."""
-    d = _dim(examples)
-    parts = [ex.differences for ex in examples if ex.phi.shape[0] > 1]
-    X = np.concatenate(parts) if parts else np.zeros((0, d), FLOAT)
+    X = differences(examples)
     alpha = np.zeros(X.shape[0], FLOAT)
-    theta = np.zeros(d, FLOAT)
-    sq = (X * X).sum(axis=1)
-    for _ in range(int(epochs)):
-        largest = 0.0
-        for k in range(X.shape[0]):
-            if sq[k] == 0.0:
-                continue
-            new = min(max(alpha[k] + (1.0 - X[k] @ theta) / sq[k], 0.0), C)
-            step = new - alpha[k]
-            if step != 0.0:
-                theta += step * X[k]
-                alpha[k] = new
-                largest = max(largest, abs(step))
-        if largest <= tol:
-            break
+    theta = np.zeros(X.shape[1], FLOAT)
+    dual_coordinate_descent(X, (X * X).sum(axis=1), alpha, theta, float(C), int(epochs), float(tol))
     return theta, alpha

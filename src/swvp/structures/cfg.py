@@ -38,7 +38,8 @@ class Grammar:
 
     rules: tuple[Rule, ...]
     start: str = "S"
-    _index: dict = field(default=None, compare=False, repr=False)
+    _index: dict = field(init=False, compare=False, repr=False)  # (lhs, rhs) → rule id
+    _lhs: frozenset = field(init=False, compare=False, repr=False)  # the nonterminals
 
     def __post_init__(self):
         if not self.rules:
@@ -50,9 +51,11 @@ class Grammar:
             if (r.lhs, r.rhs) in index:
                 raise ValueError(f"rule {k + 1} ({r}) is listed twice")
             index[(r.lhs, r.rhs)] = k
-        if self.start not in {r.lhs for r in self.rules}:
+        lhs = frozenset(r.lhs for r in self.rules)
+        if self.start not in lhs:
             raise ValueError(f"no rule rewrites the start symbol {self.start!r}")
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_lhs", lhs)
 
     @classmethod
     def from_strings(cls, rules: Iterable[str], start: str = "S") -> Grammar:
@@ -71,10 +74,10 @@ class Grammar:
 
     @property
     def nonterminals(self) -> list[str]:
-        return sorted({r.lhs for r in self.rules})
+        return sorted(self._lhs)
 
     def is_nonterminal(self, symbol: str) -> bool:
-        return any(r.lhs == symbol for r in self.rules)
+        return symbol in self._lhs
 
     def rule_id(self, lhs: str, rhs: Sequence[str]) -> int:
         try:
