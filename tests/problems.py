@@ -6,7 +6,7 @@ import numpy as np
 
 from naive import candidate_matrix, random_features, weight_size
 from swvp.features.hmm import hmm_features
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 
 
 def noisy_problem(seed: int, n_sent: int = 12, K: int = 3, max_len: int = 5, hmm: bool = False):

@@ -17,7 +17,7 @@ from numba import njit
 
 from swvp.features import _arc_kernels as K
 from swvp.features.arc import ArcData, ArcFeatures, feature_index
-from swvp.learn._tree_kernels import arc_buffer_size, sentence_scores
+from swvp.problems._tree_ops import arc_buffer_size, sentence_scores
 from swvp.structures.tree import heads_to_siblings
 
 BITS = 16

@@ -18,7 +18,7 @@ import pytest
 
 from naive import phi_dense
 from swvp.features.hmm import hmm_features
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 
 START = "S"
 

@@ -1,4 +1,4 @@
-"""Learning with greedy/beam search (learn/_beam_kernels.py through Perceptron) — ALGORITHMS.md §2.
+"""Learning with greedy/beam search (the engine's beam path through Perceptron) — ALGORITHMS.md §2.
 
 The compiled beam epoch is checked against a slow reference written here from §2.2: dense Φ vectors of
 prefixes (orders 1 and 2), the library's beam search and selectors as the search, and w += Φ(g) − Φ(t) as
@@ -17,7 +17,7 @@ from swvp.learn import _codes as C
 from swvp.learn import selectors
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import LASO, Beam, Exact, Greedy, make_search
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
 

@@ -20,11 +20,11 @@ from features.test_arc_features import random_sentence_data
 from learn.test_tree_learning import random_tree
 from problems import noisy_problem
 from swvp.features.hmm import hmm_features
-from swvp.learn.latent import LatentSequenceProblem
+from swvp.problems.latent import LatentSequenceProblem
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
-from swvp.learn.tree import TreeProblem
+from swvp.problems.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
 
 GOLDEN = Path(__file__).with_name("engine_golden.json")
@@ -75,7 +75,7 @@ def _summary(problem, learner, result, search) -> dict:
 def chain_problem(seed, order, hmm=False):
     p = noisy_problem(seed, n_sent=14, K=3, max_len=6, hmm=hmm)
     if order == 2:
-        from swvp.learn.sequence import SequenceProblem
+        from swvp.problems.chain import SequenceProblem
         p = SequenceProblem(p.features, p.n_labels, p.labels, order=2)
     return p
 

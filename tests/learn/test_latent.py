@@ -1,4 +1,4 @@
-"""The latent-variable perceptron (learn/latent.py, _latent_kernels.py; ALGORITHMS.md §7) against brute force."""
+"""The latent-variable perceptron (problems/latent.py; ALGORITHMS.md §7) against brute force."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from naive import all_sequences, brute_force_argmax, candidate_matrix, chain_sco
 from swvp.data.latent_hmm import generate_latent
 from swvp.features.hmm import hmm_features
 from swvp.inference._kernels.viterbi import viterbi1
-from swvp.learn._latent_kernels import forbid_other_labels
-from swvp.learn.latent import LatentSequenceProblem
+from swvp.problems.latent import LatentSequenceProblem, forced_viterbi
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import WeightedViolations
 
 
@@ -55,10 +54,10 @@ def test_forced_decoding_is_the_constrained_argmax(seed):
     H = state_label.shape[0]
     E, T = rng.normal(size=(n, H)), rng.normal(size=(n, H + 1, H))
     gold = rng.integers(0, 3, size=n)
-    E2 = E.copy()
-    forbid_other_labels(E2, n, state_label, gold, 0)
+    E2 = np.empty_like(E)
     out = np.zeros(n, np.int64)
-    viterbi1(E2, T, n, H, out, np.zeros((n, H)), np.zeros((n, H), np.int64))
+    forced_viterbi(E, T, n, state_label, gold, E2, out, np.zeros((n, H)), np.zeros((n, H), np.int64))
+    assert np.all(E2[state_label[None, :] != gold[:, None]] == -np.inf)
     ok = [d for d in all_sequences(n, H) if tuple(state_label[list(d)]) == tuple(gold)]
     best = max(ok, key=lambda d: chain_score(E, T, d))
     assert tuple(out) == best

@@ -17,7 +17,7 @@ from naive import (
 )
 from problems import noisy_problem, separable_data
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
 

@@ -1,4 +1,4 @@
-"""Learning on dependency trees (learn/tree.py, learn/_tree_kernels.py) against dense reference computations.
+"""Learning on dependency trees (problems/tree.py, problems/_tree_ops.py) against dense reference computations.
 
 ΔΦ is compared with a dense Φ difference built by the naive template scorer (tests/features/test_arc_features.py)
 for random trees and mixed assignments (which need not be trees), both orders; one SWVP update is compared with
@@ -14,7 +14,7 @@ import pytest
 from features.test_arc_features import naive_phi, random_sentence_data, sentence_rows
 from naive import EPS, naive_gamma
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.tree import TreeProblem
+from swvp.problems.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
 from swvp.structures.tree import is_tree
@@ -57,7 +57,7 @@ def sentence_gold(problem: TreeProblem, s: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------------ ΔΦ
 @pytest.mark.parametrize("order", [1, 2])
 def test_compiled_delta_equals_dense_phi_difference(order):
-    from swvp.learn._tree_kernels import tree_delta_into
+    from swvp.problems._tree_ops import tree_delta_into
 
     rng = np.random.default_rng(10 + order)
     data = random_sentence_data(rng, [7, 11, 1])

@@ -31,7 +31,7 @@ from swvp._config import INT
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")

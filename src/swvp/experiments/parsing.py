@@ -37,7 +37,7 @@ from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
 from swvp.features.arc import ArcFeatures
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.tree import TreeProblem
+from swvp.problems.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
 
 BETAS = tuple(np.round(np.arange(0.5, 5.01, 0.5), 2).tolist())

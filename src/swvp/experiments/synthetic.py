@@ -20,7 +20,7 @@ from swvp.data.synthetic import SETUPS, dataset_seed, generate
 from swvp.features.hmm import hmm_features
 from swvp.inference.hmm import hmm_posterior_decode, hmm_viterbi
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 
 METHODS = ("B-WM", "B-WMR", "A-WM", "A-WMR")

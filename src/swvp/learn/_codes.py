@@ -62,3 +62,14 @@ STAT_INVALID = 9  # updates with w·ΔΦ > eps before the update (ALGORITHMS.md 
 STAT_LOG_OVERFLOW = 10
 STAT_SKIPPED = 11  # examples skipped: reference unreachable (latent perceptron, ALGORITHMS.md §7)
 N_STATS = 12
+
+# greedy/beam search statistics slots (float64 array ``search_stats`` filled by the engine under Beam/Greedy)
+B_GOLD_FELL = 0  # examples whose gold prefix fell off the beam at some step of the (first) search
+B_POS_SUM = 1  # Σ (i*+1)/n over updates (mean update position = B_POS_SUM / updates)
+B_NONVIOL = 2  # debug: updates whose pair is not a violation (t_i* = g_i*, or V_i* < −eps from the trace or
+# recomputed from the score arrays); must stay 0 for every selector but standard
+B_FULL = 3  # updates on complete outputs (i* = n−1)
+B_SEARCHES = 4  # beam searches run (LaSO restarts included)
+B_MISMATCH = 5  # debug: |V_i* (trace) + w·ΔΦ(g, t) (recomputed)| beyond rounding; must stay 0
+B_NO_UPDATE = 6  # examples with a wrong output but no update (the selector found no step)
+N_BSTATS = 7

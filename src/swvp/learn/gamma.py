@@ -1,6 +1,6 @@
 """SetGamma (Dror & Reichart 2016 §5, ALGORITHMS.md §1.3) for a given list of margins.
 
-The compiled learner calls the kernel ``swvp.learn._kernels.set_gamma`` directly; this wrapper exposes the
+The compiled learner calls the kernel ``swvp.learn._swvp.set_gamma`` directly; this wrapper exposes the
 same computation to users and tests: which mixed assignments enter S, and their weights γ.
 """
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from swvp._config import EPS, FLOAT
 from swvp.learn import _codes as C
-from swvp.learn._kernels import set_gamma
+from swvp.learn._swvp import set_gamma
 from swvp.learn.updates import _GAMMA, _MODE, _RANKS, _WMR_N, _pick
 
 

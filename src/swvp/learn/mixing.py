@@ -16,8 +16,6 @@ the last-iterate weights equal :class:`~swvp.learn.perceptron.Perceptron`'s bit 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -25,13 +23,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.learn import _beam_kernels as B
 from swvp.learn import _codes as C
-from swvp.learn.search import Beam
+from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
 from swvp.model.weights import WeightTable
 
 if TYPE_CHECKING:
-    from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+    from swvp.learn.perceptron import Perceptron
     from swvp.learn.protocol import StructuredProblem
 
 MU_SCHEMES = ("size", "uniform")
@@ -81,7 +78,7 @@ class ShardResult(NamedTuple):
     u: np.ndarray  # their averaging sums (the shard's table started with u = 0, c = 0)
     c: int  # examples seen
     stats: np.ndarray  # learn/_codes.py STAT_*
-    search_stats: np.ndarray | None  # learn/_beam_kernels.py B_* (greedy/beam search only)
+    search_stats: np.ndarray  # the search's own statistics (learn/_codes.py B_* under greedy/beam search)
 
 
 def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, search, codes) -> ShardResult:
@@ -89,14 +86,13 @@ def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, se
     table = WeightTable(w.shape[0])
     table.w[:] = w
     stats = np.zeros(C.N_STATS, FLOAT)
-    sstats = np.zeros(B.N_BSTATS, FLOAT) if isinstance(search, Beam) else None
-    extra = {} if sstats is None else {"search_stats": sstats}
-    problem.run_epoch(table, order, search, codes, stats, None, **extra)
+    sstats = search.new_stats()
+    problem.run_epoch(table, order, search, codes, stats, None, sstats)
     changed = np.flatnonzero((table.w != w) | (table.u != 0.0))
     return ShardResult(changed, table.w[changed], table.u[changed], int(table.c), stats, sstats)
 
 
-class _Runner:
+class _ShardExecutor:
     """Runs the shard epochs of one training run on threads, serially or on a Dask cluster."""
 
     def __init__(self, scheduler, n_shards: int, problem):
@@ -155,62 +151,46 @@ def make_shards(n_examples: int, n_shards: int, random_state) -> list[np.ndarray
     return [np.sort(part).astype(INT) for part in np.array_split(rng.permutation(n_examples), n_shards)]
 
 
-def train_mixed(learner: Perceptron, problem: StructuredProblem, *, dev: StructuredProblem | None = None,
-                on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-                on_progress: Callable[[int, int, int, np.ndarray], None] | None = None) -> TrainResult:
-    """:meth:`Perceptron.train` with iterative parameter mixing (called by it when ``mixing`` is set).
+class MixingRunner:
+    """Epochs of iterative parameter mixing, for the perceptron loop (:meth:`Perceptron.train` with ``mixing``).
 
-    The returned weight table is laid out so that ``averaged()`` is the IPM average described above:
-    c counts epochs, and u holds the lazy sums over epochs plus the shards' within-epoch averaging terms.
+    The weight table is laid out so that ``averaged()`` is the IPM average described above: c counts epochs, and u
+    holds the lazy sums over epochs plus the shards' within-epoch averaging terms.
     """
-    from swvp.learn.perceptron import TrainResult, _epoch_stats
 
-    mixing: ParameterMixing = learner.mixing
-    mixing.check(problem.n_examples)
-    if learner.voted:
-        raise ValueError("the voted perceptron cannot be combined with parameter mixing")
-    search, update = learner.resolved()
-    codes = update.codes()
-    shards = make_shards(problem.n_examples, int(mixing.shards), learner.random_state)
-    sizes = np.array([s.shape[0] for s in shards], FLOAT)
-    mu = sizes / sizes.sum() if mixing.mu == "size" else np.full(len(shards), 1.0 / len(shards))
-    rng = np.random.default_rng(learner.random_state)
-    table = WeightTable(problem.weight_size)
-    result = TrainResult(table)
-    best = -np.inf
-    runner = _Runner(mixing.scheduler, len(shards), problem)
-    try:
-        for epoch in range(1, int(learner.epochs) + 1):
-            t0 = time.perf_counter()
-            orders = [s[rng.permutation(s.shape[0])] if learner.shuffle else s for s in shards]
-            stats = np.zeros(C.N_STATS, FLOAT)
-            sstats = np.zeros(B.N_BSTATS, FLOAT) if isinstance(search, Beam) else None
-            results: list[ShardResult | None] = [None] * len(shards)
-            done = 0
-            try:
-                for i, res in runner.run(table.w, orders, search, codes):
-                    results[i] = res
-                    stats += res.stats
-                    if sstats is not None:
-                        sstats += res.search_stats
-                    done += orders[i].shape[0]
-                    if on_progress is not None:
-                        on_progress(epoch, done, problem.n_examples, stats)
-            except KeyboardInterrupt:
-                result.interrupted = True  # the weights stay those of the last completed epoch
-                break
-            _mix(table, results, mu)
-            es = _epoch_stats(epoch, stats, sstats)
-            es.shard_mistakes = [int(r.stats[C.STAT_MISTAKES]) for r in results]
-            es.shard_mu = [float(m) for m in mu]
-            best, stop = learner._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
-            if stop:
-                break
-    finally:
-        runner.close()
-    if dev is None and result.history:
-        result.best_epoch = result.history[-1].epoch
-    return result
+    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes):
+        mixing: ParameterMixing = learner.mixing
+        mixing.check(problem.n_examples)
+        if learner.voted:
+            raise ValueError("the voted perceptron cannot be combined with parameter mixing")
+        self.learner, self.problem, self.search, self.codes = learner, problem, search, codes
+        self.shards = make_shards(problem.n_examples, int(mixing.shards), learner.random_state)
+        sizes = np.array([s.shape[0] for s in self.shards], FLOAT)
+        self.mu = sizes / sizes.sum() if mixing.mu == "size" else np.full(len(self.shards), 1.0 / len(self.shards))
+        self.table = WeightTable(problem.weight_size)
+        self.executor = _ShardExecutor(mixing.scheduler, len(self.shards), problem)
+
+    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
+        orders = [s[rng.permutation(s.shape[0])] if self.learner.shuffle else s for s in self.shards]
+        stats = np.zeros(C.N_STATS, FLOAT)
+        sstats = self.search.new_stats()
+        results: list[ShardResult | None] = [None] * len(self.shards)
+        done = 0
+        for i, res in self.executor.run(self.table.w, orders, self.search, self.codes):
+            results[i] = res
+            stats += res.stats
+            sstats += res.search_stats
+            done += orders[i].shape[0]
+            if on_progress is not None:
+                on_progress(epoch, done, self.problem.n_examples, stats)
+        _mix(self.table, results, self.mu)
+        es = epoch_stats(epoch, stats, self.search, sstats)
+        es.shard_mistakes = [int(r.stats[C.STAT_MISTAKES]) for r in results]
+        es.shard_mu = [float(m) for m in self.mu]
+        return es
+
+    def close(self) -> None:
+        self.executor.close()
 
 
 def _mix(table: WeightTable, results: list[ShardResult], mu: np.ndarray) -> None:

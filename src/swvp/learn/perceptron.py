@@ -1,74 +1,30 @@
 """The perceptron loop: w += update(x, y, w) over examples, for T epochs (DESIGN.md "the idea").
 
 The search (how a violation is found) and the update rule (how it becomes an update vector) are separate
-objects; averaging (lazy w, u, c — ALGORITHMS.md §5) and voting sit outside both. One compiled kernel call per
-epoch; the Python loop around it handles shuffling, statistics, dev evaluation, callbacks and interruption.
+objects; averaging (lazy w, u, c — ALGORITHMS.md §5) and voting sit outside both. One loop runs the epochs, the
+dev scoring, the callbacks and interruption; an *epoch runner* does one epoch: :class:`SequentialRunner` (one
+compiled engine call per epoch, :mod:`swvp.learn.engine`) or :class:`~swvp.learn.mixing.MixingRunner`
+(iterative parameter mixing over shards).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.learn import _beam_kernels as B
 from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
-from swvp.learn.mixing import ParameterMixing, train_mixed
+from swvp.learn.mixing import MixingRunner, ParameterMixing
 from swvp.learn.protocol import StructuredProblem
 from swvp.learn.search import Beam, Exact, make_search
+from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
 from swvp.learn.updates import Full, WeightedViolations, make_update
 from swvp.model.weights import WeightTable
 
-
-@dataclass
-class EpochStats:
-    """Diagnostics of one epoch (printed with ``--verbose``; ALGORITHMS.md §1.4 and §2.4)."""
-
-    epoch: int
-    mistakes: int
-    updates: int
-    backoffs: int
-    mean_violation_ratio: float  # mean |I^v| / |S| over SWVP updates (nan for CSP)
-    cond2_failures: int
-    cond2_checked: int
-    invalid_updates: int
-    online_accuracy: float  # token accuracy of the predictions made during the epoch (before each update)
-    skipped: int = 0  # examples skipped because their reference is unreachable (latent perceptron, §7)
-    train_accuracy: float | None = None  # averaged-weights token accuracy on the training set (if tracked)
-    dev_accuracy: float | None = None
-    seconds: float = 0.0
-    # greedy/beam search only (None under exact search; learn/_beam_kernels.py B_*, ALGORITHMS.md §2)
-    gold_fell_off: int | None = None  # examples whose gold prefix fell off the beam
-    mean_update_position: float | None = None  # mean (i*+1)/n over updates
-    full_updates: int | None = None  # updates on complete outputs
-    nonviolations: int | None = None  # debug: updates that were not violations (0 unless select="standard")
-    trace_mismatches: int | None = None  # debug: trace V_i* disagreeing with the recomputed w·ΔΦ (always 0)
-    # parameter mixing only (learn/mixing.py): mistakes of each shard in this epoch, and its mixing weight μ_i
-    shard_mistakes: list[int] | None = None
-    shard_mu: list[float] | None = None
-
-    def as_dict(self) -> dict:
-        """Plain values for JSON; a NaN (a ratio with nothing to average) becomes None."""
-        return {k: (None if isinstance(v, float) and v != v else v) for k, v in self.__dict__.items()}
-
-
-@dataclass
-class TrainResult:
-    """What :meth:`Perceptron.train` returns: the weight table, per-epoch history and the best epoch."""
-
-    weights: WeightTable
-    history: list[EpochStats] = field(default_factory=list)
-    best_epoch: int | None = None
-    best_weights: np.ndarray | None = None  # averaged (or last) weights at the best dev epoch
-    voted: VotedWeights | None = None
-    interrupted: bool = False
-
-    def final_weights(self, averaged: bool = True) -> np.ndarray:
-        return self.weights.averaged() if averaged else self.weights.current()
+__all__ = ["EpochStats", "Perceptron", "SequentialRunner", "TrainResult"]
 
 
 class Perceptron:
@@ -126,54 +82,36 @@ class Perceptron:
         weights kept in ``best_weights``. ``on_progress(epoch, done, total, stats)`` is called as an epoch
         advances (the epoch then runs in about 50 compiled chunks). Ctrl-C stops at the next chunk boundary
         and keeps everything learned so far (``interrupted=True``; the weights stay consistent).
-        ``weights`` resumes from a checkpoint.
+        ``weights`` resumes from a checkpoint. One loop for both epoch runners: sequential, or parameter mixing.
         """
         if int(self.epochs) < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
+        search, update = self.resolved()
+        codes = update.codes()
         if self.mixing is not None:
             if weights is not None:
                 raise ValueError("resuming from a weight table is not available with parameter mixing")
-            return train_mixed(self, problem, dev=dev, on_epoch=on_epoch, on_progress=on_progress)
-        search, update = self.resolved()
-        codes = update.codes()
-        rng = np.random.default_rng(self.random_state)
-        table = weights if weights is not None else WeightTable(problem.weight_size)
-        result = TrainResult(table)
-        log = None
+            runner = MixingRunner(self, problem, search, codes)
+        else:
+            runner = SequentialRunner(self, problem, search, codes, weights)
+        result = TrainResult(runner.table)
         if self.voted:
             result.voted = VotedWeights(problem.weight_size)
+        rng = np.random.default_rng(self.random_state)
         best = -np.inf
-        order = np.arange(problem.n_examples, dtype=INT)
-        for epoch in range(1, int(self.epochs) + 1):
-            t0 = time.perf_counter()
-            if self.shuffle:
-                order = rng.permutation(problem.n_examples).astype(INT)
-            stats = np.zeros(C.N_STATS, FLOAT)
-            sstats = np.zeros(B.N_BSTATS, FLOAT) if isinstance(search, Beam) else None
-            extra = {} if sstats is None else {"search_stats": sstats}
-            c_before = table.c
-            if self.voted:
-                cap = problem.log_capacity(codes)
-                log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
-                       "updates": np.zeros(2 * problem.n_examples, INT)}
-            n = problem.n_examples
-            step = n if on_progress is None else max(1, -(-n // 50))
-            try:
-                for lo in range(0, max(n, 1), step):
-                    problem.run_epoch(table, order[lo:lo + step], search, codes, stats, log, **extra)
-                    if on_progress is not None:
-                        on_progress(epoch, min(lo + step, n), n, stats)
-            except KeyboardInterrupt:
-                result.interrupted = True
-                break
-            if self.voted:
-                if stats[C.STAT_LOG_OVERFLOW]:
-                    raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
-                result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
-            es = _epoch_stats(epoch, stats, sstats)
-            best, stop = self._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
-            if stop:
-                break
+        try:
+            for epoch in range(1, int(self.epochs) + 1):
+                t0 = time.perf_counter()
+                try:
+                    es = runner.run_epoch(epoch, rng, on_progress, result)
+                except KeyboardInterrupt:
+                    result.interrupted = True  # the weights stay those of the last completed chunk or epoch
+                    break
+                best, stop = self._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
+                if stop:
+                    break
+        finally:
+            runner.close()
         if dev is None and result.history:
             result.best_epoch = result.history[-1].epoch
         return result
@@ -203,25 +141,37 @@ class Perceptron:
         return best, bool(self.stop_when_separated and es.mistakes == 0)
 
 
-def _epoch_stats(epoch: int, s: np.ndarray, b: np.ndarray | None = None) -> EpochStats:
-    ratio_n = s[C.STAT_IV_RATIO_N]
-    es = EpochStats(
-        epoch=epoch,
-        mistakes=int(s[C.STAT_MISTAKES]),
-        updates=int(s[C.STAT_UPDATES]),
-        backoffs=int(s[C.STAT_BACKOFFS]),
-        mean_violation_ratio=float(s[C.STAT_IV_RATIO_SUM] / ratio_n) if ratio_n else float("nan"),
-        cond2_failures=int(s[C.STAT_COND2_FAIL]),
-        cond2_checked=int(s[C.STAT_COND2_CHECKED]),
-        invalid_updates=int(s[C.STAT_INVALID]),
-        skipped=int(s[C.STAT_SKIPPED]),
-        online_accuracy=float(1.0 - s[C.STAT_TOKENS_WRONG] / s[C.STAT_TOKENS]) if s[C.STAT_TOKENS] else float("nan"),
-    )
-    if b is not None:
-        n_upd = s[C.STAT_UPDATES]
-        es.gold_fell_off = int(b[B.B_GOLD_FELL])
-        es.mean_update_position = float(b[B.B_POS_SUM] / n_upd) if n_upd else float("nan")
-        es.full_updates = int(b[B.B_FULL])
-        es.nonviolations = int(b[B.B_NONVIOL])
-        es.trace_mismatches = int(b[B.B_MISMATCH])
-    return es
+class SequentialRunner:
+    """Epochs of the ordinary (sequential) perceptron: one compiled pass, in chunks when progress is reported."""
+
+    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes, weights: WeightTable | None):
+        self.learner, self.problem, self.search, self.codes = learner, problem, search, codes
+        self.table = weights if weights is not None else WeightTable(problem.weight_size)
+        self.order = np.arange(problem.n_examples, dtype=INT)
+
+    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
+        learner, problem, table = self.learner, self.problem, self.table
+        if learner.shuffle:
+            self.order = rng.permutation(problem.n_examples).astype(INT)
+        stats = np.zeros(C.N_STATS, FLOAT)
+        sstats = self.search.new_stats()
+        c_before = table.c
+        log = None
+        if learner.voted:
+            cap = problem.log_capacity(self.codes)
+            log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
+                   "updates": np.zeros(2 * problem.n_examples, INT)}
+        n = problem.n_examples
+        step = n if on_progress is None else max(1, -(-n // 50))
+        for lo in range(0, max(n, 1), step):
+            problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, sstats)
+            if on_progress is not None:
+                on_progress(epoch, min(lo + step, n), n, stats)
+        if learner.voted:
+            if stats[C.STAT_LOG_OVERFLOW]:
+                raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
+            result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
+        return epoch_stats(epoch, stats, self.search, sstats)
+
+    def close(self) -> None:
+        pass

@@ -22,21 +22,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from swvp.learn.selectors import SELECTOR_CODES
+import numpy as np
 
-#: Integer code of LaSO for the compiled beam epoch (the selector codes of :mod:`swvp.learn.selectors` are 0–4).
-LASO = 5
+from swvp._config import FLOAT
+from swvp.learn import _codes as C
+from swvp.learn.ops import BeamSearch, ExactSearch
+from swvp.learn.selectors import EARLY, SELECTOR_CODES
 
-#: Update-selection methods of greedy and beam search: name → integer code.
-SELECT_CODES = {**SELECTOR_CODES, "laso": LASO}
+#: LaSO is not a selector but a loop policy of the beam search: early selection, then a restart from the gold
+#: prefix after each update. The update-selection methods of greedy and beam search are the selectors plus it.
+SELECT_METHODS = (*SELECTOR_CODES, "laso")
 DEFAULT_SELECT = "max-violation"
 
 
-def _select_code(select: str) -> int:
+def _check_select(select: str) -> str:
     key = select.lower() if isinstance(select, str) else select
-    if key not in SELECT_CODES:
-        raise ValueError(f"select must be one of {sorted(SELECT_CODES)}, got {select!r}")
-    return SELECT_CODES[key]
+    if key not in SELECT_METHODS:
+        raise ValueError(f"select must be one of {sorted(SELECT_METHODS)}, got {select!r}")
+    return key
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,22 @@ class Exact:
     """Exact inference: z = argmax_{z ∈ GEN(x)} w·Φ(x, z); update when z ≠ y (Collins 2002)."""
 
     name = "exact"
+    n_stats = 0
 
     def label(self) -> str:
         return "exact"
+
+    def compiled(self) -> ExactSearch:
+        """The value the compiled epoch dispatches on."""
+        return ExactSearch(0)
+
+    def new_stats(self) -> np.ndarray:
+        """This search's own per-epoch statistics (none)."""
+        return np.zeros(0, FLOAT)
+
+    def epoch_fields(self, search_stats: np.ndarray, n_updates: int) -> dict:
+        """EpochStats fields from this search's statistics (none)."""
+        return {}
 
 
 @dataclass(frozen=True)
@@ -63,16 +79,37 @@ class Beam:
     select: str = DEFAULT_SELECT
 
     name = "beam"
+    n_stats = C.N_BSTATS
 
     def __post_init__(self):
         if isinstance(self.size, bool) or int(self.size) != self.size or self.size < 1:
             raise ValueError(f"beam size must be a positive integer, got {self.size!r}")
-        _select_code(self.select)
+        _check_select(self.select)
+
+    @property
+    def laso(self) -> bool:
+        """LaSO: early updates, each followed by a restart from the gold prefix (a loop policy, not a selector)."""
+        return _check_select(self.select) == "laso"
 
     @property
     def select_code(self) -> int:
-        """The selector's integer code for the compiled epoch (LaSO = :data:`LASO`)."""
-        return _select_code(self.select)
+        """The selector's integer code (learn/selectors.py); LaSO selects with ``early``."""
+        return EARLY if self.laso else SELECTOR_CODES[_check_select(self.select)]
+
+    def compiled(self) -> BeamSearch:
+        """The value the compiled epoch dispatches on: width, selector code, LaSO flag."""
+        return BeamSearch(int(self.size), int(self.select_code), bool(self.laso))
+
+    def new_stats(self) -> np.ndarray:
+        """Per-epoch search statistics (learn/_codes.py B_*), filled by the engine."""
+        return np.zeros(C.N_BSTATS, FLOAT)
+
+    def epoch_fields(self, b: np.ndarray, n_updates: int) -> dict:
+        """EpochStats fields from the search statistics ``b`` of an epoch with ``n_updates`` updates."""
+        return {"gold_fell_off": int(b[C.B_GOLD_FELL]),
+                "mean_update_position": float(b[C.B_POS_SUM] / n_updates) if n_updates else float("nan"),
+                "full_updates": int(b[C.B_FULL]), "nonviolations": int(b[C.B_NONVIOL]),
+                "trace_mismatches": int(b[C.B_MISMATCH])}
 
     def label(self) -> str:
         return f"beam{int(self.size)}/{self.select.lower()}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,9 +31,9 @@ def _pick(table: dict, value: str, what: str) -> int:
     return table[key]
 
 
-@dataclass(frozen=True)
-class UpdateCodes:
-    """The compiled form of an update rule: ``ucfg_i``, ``ucfg_f`` and the CSR of explicit JJ sets."""
+class UpdateCodes(NamedTuple):
+    """The compiled form of an update rule: ``ucfg_i``, ``ucfg_f`` and the CSR of explicit JJ sets (a namedtuple,
+    passed to the compiled epoch as it is)."""
 
     ucfg_i: np.ndarray
     ucfg_f: np.ndarray

@@ -128,7 +128,8 @@ def sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0):
 
 
 @njit(**NJIT)
-def _bump(w, u, cavg, k, d, log_idx, log_val, log_n):
+def bump(w, u, cavg, k, d, log_idx, log_val, log_n):
+    """w[k] += d and u[k] += cavg·d (lazy averaging, ALGORITHMS.md §5); logs (k, d) when the log has room."""
     w[k] += d
     u[k] += cavg * d
     if log_idx.shape[0] > 0:
@@ -161,13 +162,13 @@ def add_delta(w, u, cavg, coef, fptr, fids, tptr, tids, s0, y, z, lo, hi, n, K, 
         if yi != zi:
             for q in range(fptr[t], fptr[t + 1]):
                 base = fids[q] * K
-                _bump(w, u, cavg, base + yi, coef, log_idx, log_val, log_n)
-                _bump(w, u, cavg, base + zi, -coef, log_idx, log_val, log_n)
+                bump(w, u, cavg, base + yi, coef, log_idx, log_val, log_n)
+                bump(w, u, cavg, base + zi, -coef, log_idx, log_val, log_n)
         if yi != zi or hy != hz:
             for q in range(tptr[t], tptr[t + 1]):
                 base = toff + tids[q] * HK
-                _bump(w, u, cavg, base + hy * K + yi, coef, log_idx, log_val, log_n)
-                _bump(w, u, cavg, base + hz * K + zi, -coef, log_idx, log_val, log_n)
+                bump(w, u, cavg, base + hy * K + yi, coef, log_idx, log_val, log_n)
+                bump(w, u, cavg, base + hz * K + zi, -coef, log_idx, log_val, log_n)
 
 
 @njit(**NJIT)

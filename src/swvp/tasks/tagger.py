@@ -16,7 +16,7 @@ from swvp.exceptions import DataError, ModelFormatError, NotFittedError
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Beam, Exact
-from swvp.learn.sequence import SequenceProblem
+from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout

@@ -1,10 +1,10 @@
-"""Dependency trees as a :class:`~swvp.learn.protocol.StructuredProblem` (graph-based, first or second order).
+"""Dependency trees (graph-based, first or second order) as a training problem of the learning engine.
 
-A training set is the atom table of :class:`~swvp.features.arc.ArcData` plus gold heads (flat over words). One
-compiled epoch (:func:`swvp.learn._tree_kernels.train_epoch_tree`) scores every arc (and sibling part at order
-2) by hashing the McDonald templates into ``2**hash_bits`` weights, decodes with Eisner (projective, order 1
-or 2) or Chu-Liu-Edmonds (non-projective, order 1), and applies the CSP or SWVP update — the same update codes
-as the chain problem (learn/_codes.py), with JJ single = {{1}, …, {n}} over words.
+A training set is the atom table of :class:`~swvp.features.arc.ArcData` plus gold heads (flat over words). The
+engine's epoch scores every arc (and sibling part at order 2) by hashing the McDonald templates into
+``2**hash_bits`` weights, decodes with Eisner (projective, order 1 or 2) or Chu-Liu-Edmonds (non-projective,
+order 1), and applies the CSP or SWVP update (the tree's operations: :mod:`swvp.problems._tree_ops`), with JJ
+single = {{1}, …, {n}} over words.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from swvp._config import INT
 from swvp.features._arc_kernels import A_TAG, N_FIXED_ARC, N_SIB
 from swvp.features.arc import ArcData
 from swvp.learn import _codes as C
-from swvp.learn._tree_kernels import DEC_CLE, DEC_EISNER, decode_tree_corpus, train_epoch_tree
+from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
-from swvp.model.weights import WeightTable
+from swvp.problems._tree_ops import DEC_CLE, DEC_EISNER, TreeData
 
 DECODERS = {"eisner": DEC_EISNER, "cle": DEC_CLE, "chu-liu-edmonds": DEC_CLE}
 
@@ -36,12 +36,7 @@ def decoder_code(decoder: str, order: int) -> int:
     return code
 
 
-def _check_search(search) -> None:
-    if search is not None and not isinstance(search, Exact):
-        raise NotImplementedError(f"search {search!r} is not available for graph-based parsing (exact only)")
-
-
-class TreeProblem:
+class TreeProblem(CompiledProblem):
     """Sentences (atoms), gold heads (or none, for decoding only) and the parsing model's shape.
 
     Parameters
@@ -84,34 +79,30 @@ class TreeProblem:
     def mask(self) -> int:
         return self.weight_size - 1
 
-    def run_epoch(self, weights: WeightTable, order: np.ndarray, search: Exact, update: UpdateCodes,
-                  stats: np.ndarray, log: dict | None = None, search_stats: np.ndarray | None = None) -> None:
+    def structure(self, for_training: bool = False) -> TreeData:
+        if for_training and self.heads is None:
+            raise ValueError("a problem without gold heads cannot be trained on")
+        d = self.data
+        gold = self.heads if self.heads is not None else np.zeros(0, INT)
+        maxlen = max(1, int(d.lengths.max())) if d.lengths.size else 1
+        return TreeData(d.atoms, d.offsets, gold, self.order, self._dec, self.single_root, self.mask, self.n_tags,
+                        maxlen)
+
+    def output_size(self) -> int:
+        return self.data.n_words
+
+    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.heads is None:
             raise ValueError("a problem without gold heads cannot be trained on")
-        _check_search(search)
-        if weights.size != self.weight_size:
-            raise ValueError(f"weight table has {weights.size} entries, the problem needs {self.weight_size}")
-        if log is None:
-            log_idx, log_val, log_n, upd = np.zeros(0, INT), np.zeros(0), np.zeros(1, INT), np.zeros(0, INT)
-        else:
-            log_idx, log_val, log_n, upd = log["idx"], log["val"], log["n"], log["updates"]
-        d = self.data
-        weights.c = train_epoch_tree(
-            weights.w, weights.u, weights.c, d.atoms, d.offsets, self.heads, np.ascontiguousarray(order, dtype=INT),
-            self.order, self._dec, self.single_root, self.mask, self.n_tags, update.ucfg_i, update.ucfg_f,
-            update.jj_ptr, update.jj_pos, stats, log_idx, log_val, log_n, upd,
-        )
+        self.check_decoding(search)
+
+    def check_decoding(self, search) -> None:
+        if not isinstance(search, Exact):
+            raise NotImplementedError(f"search {search!r} is not available for graph-based parsing (exact only)")
 
     def decode(self, w: np.ndarray, search: Exact | None = None) -> np.ndarray:
         """Predicted head of every word under weights ``w`` (flat over words, like ``heads``); exact decoding."""
-        _check_search(search)
-        if w.shape != (self.weight_size,):
-            raise ValueError(f"weights must have shape ({self.weight_size},), got {w.shape}")
-        out = np.zeros(self.data.n_words, INT)
-        d = self.data
-        decode_tree_corpus(w, d.atoms, d.offsets, self.order, self._dec, self.single_root, self.mask, self.n_tags,
-                           out)
-        return out
+        return self.decode_flat(w, search)
 
     def accuracy(self, w: np.ndarray, search: Exact | None = None) -> float:
         """Unlabelled attachment score of :meth:`decode` (every word counts, punctuation included)."""

@@ -1,0 +1,107 @@
+"""What a structure gives the learning engine: compiled operations, selected by the type of its data tuple.
+
+The engine (:mod:`swvp.learn.engine`) runs one epoch loop, one update application and one SWVP skeleton for every
+structure. A structure (a chain, a tree, a latent chain, …) is a ``namedtuple`` of arrays and scalars ``st``; it
+registers its implementation of each stub below with :func:`implements`, and numba picks the implementation by
+the type of ``st`` at compile time (``numba.extending.overload``), so each structure's file holds only its own
+operations and every kernel stays cached on disk.
+
+A new structure must provide (``ws`` = its workspace, ``sc`` = its score arrays, ``n`` = the example's size):
+
+==========================================================  ======================================================
+``n_examples(st)``, ``example_size(st, s)``, ``max_size(st)``  examples; size of example s (0: skipped); the largest
+``n_steps(st, n)``                                          search steps of an example of size n (trace length)
+``workspace(st, beam_size, jj_width)``                      preallocated buffers (``beam_size`` 0: exact only)
+``shares_scores(st, s, n)``; ``shared_scores`` / ``scores``  fill the score arrays from w (two layouts may exist:
+    ``(st, ws, w, s, n) -> sc``                             one compiled specialisation each)
+``decode(st, ws, sc, n) -> z``                              exact argmax
+``count_errors(st, s, z, n)``                               wrong parts of z against the gold labels
+``reference(st, ws, sc, s, z, n) -> (ok, y)``               the output to move towards: gold, or forced decoding
+``begin_update / end_update(st, ws, s, y, z, n)``           per-update set-up / clean-up (may do nothing)
+``margin(st, ws, sc, y, z, n)``                             w·ΔΦ(x, y, z) from the score arrays
+``delta(st, ws, acc, cavg, coef, s, y, z, n)``              w += coef·ΔΦ(x, y, z) with lazy averaging (and log)
+``mix_init / mix_set / mix_margin / mix_delta / mix_reset``  SWVP's mixed assignments m^J(z, y) (ALGORITHMS.md §1.1)
+``write_output(st, z, s, n, out)``                          the decoded output into the flat output array
+optional, for greedy/beam search:
+``beam_search(st, ws, sc, n, y, track_gold, start, trace)``  fill the trace (ALGORITHMS.md §2.1–2.3)
+``backtrack(st, ws, i, out)``                               the top prefix of length i+1 into ``out``
+==========================================================  ======================================================
+
+Prefix updates (inexact search) call ``margin``, ``delta`` and the mixing operations with ``n`` = the prefix
+length m: every part beyond it is ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import namedtuple
+
+from numba import types
+from numba.extending import overload
+
+from swvp._config import NJIT
+
+#: The averaging state an update writes (ALGORITHMS.md §5): ``w += d; u += c·d``, and the voted-perceptron log
+#: (``log_idx``/``log_val`` of capacity ≥ 0, ``log_n[0]`` the number of changes, counted past capacity too).
+Accum = namedtuple("Accum", ["w", "u", "log_idx", "log_val", "log_n"])
+
+#: Exact search as the compiled epoch sees it (the field is unused; a namedtuple type selects the code path).
+ExactSearch = namedtuple("ExactSearch", ["unused"])
+
+#: Greedy/beam search: width, selector code (learn/selectors.py) and whether LaSO restarts follow each update.
+BeamSearch = namedtuple("BeamSearch", ["size", "select", "laso"])
+
+#: The part of a beam-search trace that the selectors read, per step i (ALGORITHMS.md §2.2).
+Trace = namedtuple("Trace", ["top_score", "gold_score", "top_is_gold", "gold_in_beam"])
+
+
+def implements(stub, cls):
+    """Register ``impl`` (a plain Python function with the stub's parameter names) as ``stub`` for ``cls`` tuples."""
+    def register(impl):
+        def select(*args):
+            st = args[0]
+            if isinstance(st, types.BaseNamedTuple) and st.instance_class is cls:
+                return impl
+            return None
+        select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
+        overload(stub, jit_options=NJIT)(select)
+        return impl
+    return register
+
+
+def register(cls, table: dict) -> None:
+    """Register every (stub → implementation) pair of ``table`` for structure tuples of class ``cls``."""
+    for stub, impl in table.items():
+        implements(stub, cls)(impl)
+
+
+def _stub(name: str):
+    def stub(*args):
+        raise NotImplementedError(f"{name} is a compiled structure operation; call it from a kernel")
+    stub.__name__ = stub.__qualname__ = name
+    return stub
+
+
+n_examples = _stub("n_examples")
+example_size = _stub("example_size")
+n_steps = _stub("n_steps")
+max_size = _stub("max_size")
+workspace = _stub("workspace")
+shares_scores = _stub("shares_scores")
+shared_scores = _stub("shared_scores")
+scores = _stub("scores")
+decode = _stub("decode")
+count_errors = _stub("count_errors")
+reference = _stub("reference")
+begin_update = _stub("begin_update")
+end_update = _stub("end_update")
+margin = _stub("margin")
+delta = _stub("delta")
+mix_init = _stub("mix_init")
+mix_set = _stub("mix_set")
+mix_margin = _stub("mix_margin")
+mix_delta = _stub("mix_delta")
+mix_reset = _stub("mix_reset")
+write_output = _stub("write_output")
+beam_search = _stub("beam_search")
+backtrack = _stub("backtrack")

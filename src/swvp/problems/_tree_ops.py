@@ -1,0 +1,413 @@
+"""Dependency trees as a structure of the learning engine (:mod:`swvp.learn.ops`): parts, ΔΦ and the operations.
+
+Trees are head vectors ``y`` of length ``n + 1`` (``y[0] = −1``). Parts (DESIGN.md principle 2): one arc
+``(y[m], m)`` per word and, at order 2, one sibling part ``(y[m], s_y(m), m)`` per word, ``s_y(m)`` the adjacent
+inner sibling (``= y[m]`` when none). Φ(y) − Φ(z) is a scatter-add over the parts in which y and z differ; parts
+shared by both cancel. Scores: arc (n+1, n+1) and sibling (n+1, n+1, n+1) arrays filled by hashing the McDonald
+templates (:mod:`swvp.features._arc_kernels`); exact search is Eisner (projective, order 1 or 2) or
+Chu-Liu-Edmonds (order 1).
+
+Mixed assignments (ALGORITHMS.md §1.1–1.2, §1.6): the single-difference ``m^{j}`` is the gold tree with word
+j's head taken from the prediction. It need not be a tree; its arc and sibling parts are still defined. Only
+the heads whose child set changed are *marked*; sibling parts are recomputed for their dependents only, and
+ΔΦ touches only the parts that differ (one arc, and at order 2 at most three sibling parts per word).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from swvp._config import INT, NJIT
+from swvp.features._arc_kernels import (
+    N_FIXED_ARC,
+    N_SIB,
+    arc_features,
+    clear_tagmap,
+    fill_arc_scores,
+    fill_sib_scores,
+    sib_features,
+    tag_counts,
+)
+from swvp.inference._kernels.chu_liu_edmonds import cle_heads
+from swvp.inference._kernels.eisner import eisner2_heads, eisner_heads
+from swvp.learn import ops
+from swvp.learn._codes import JJ_FULL, JJ_SINGLE
+from swvp.model._kernels import bump
+
+DEC_EISNER = 0
+DEC_CLE = 1
+
+#: A treebank as kernels see it: atoms (one ROOT row per sentence, then its words), word offsets, gold heads (flat
+#: over words; empty when decoding only), the order, decoder code, single-root flag, hash mask, tag count, the
+#: longest sentence.
+TreeData = namedtuple("TreeData", ["atoms", "offsets", "gold", "order", "decoder", "single_root", "mask", "n_tags",
+                                   "maxlen"])
+
+#: Buffers of one epoch: score arrays, feature buffers, tag counts, the reference and its siblings, the
+#: prediction's siblings and marks, the mixed assignment with its siblings and marks.
+TreeWork = namedtuple("TreeWork", ["arcbuf", "sibbuf", "smbuf", "idx", "val", "tagmap", "dtags", "cnt", "nd", "y",
+                                   "sy", "sz", "mix", "smix", "last", "mark", "mix_mark"])
+
+
+@njit(**NJIT)
+def all_siblings(heads, n, out):
+    """Inner sibling of every word (``out[m]``, m = 1..n; ``= heads[m]`` for a closest child); any head vector."""
+    last = np.empty(n + 1, INT)
+    for h in range(n + 1):
+        last[h] = h
+    for m in range(1, n + 1):
+        p = heads[m]
+        if p < m:
+            out[m] = last[p]
+            last[p] = m
+    for h in range(n + 1):
+        last[h] = h
+    for m in range(n, 0, -1):
+        p = heads[m]
+        if p > m:
+            out[m] = last[p]
+            last[p] = m
+    out[0] = -1
+
+
+@njit(**NJIT)
+def mix_siblings(mix, sy, mark, n, out, last):
+    """Inner siblings of ``mix`` given those of y (``sy``): recomputed only for dependents of marked heads.
+
+    ``mark[h]`` is set for every head whose child set differs between y and ``mix``; elsewhere the sibling
+    part is y's. ``last`` is scratch of length >= n + 1.
+    """
+    for m in range(n + 1):
+        out[m] = sy[m]
+    for h in range(n + 1):
+        last[h] = h
+    for m in range(1, n + 1):
+        p = mix[m]
+        if mark[p] and p < m:
+            out[m] = last[p]
+            last[p] = m
+    for h in range(n + 1):
+        last[h] = h
+    for m in range(n, 0, -1):
+        p = mix[m]
+        if mark[p] and p > m:
+            out[m] = last[p]
+            last[p] = m
+
+
+@njit(**NJIT)
+def tree_diff(arc, sib, order, y, sy, z, sz, mark, n):
+    """score(y) − score(z) from the score arrays, over the parts that differ (``mark`` as in mix_siblings)."""
+    s = 0.0
+    for m in range(1, n + 1):
+        if y[m] != z[m]:
+            s += arc[y[m], m] - arc[z[m], m]
+    if order == 2:
+        for m in range(1, n + 1):
+            if (mark[y[m]] or mark[z[m]]) and (y[m] != z[m] or sy[m] != sz[m]):
+                s += sib[y[m], sy[m], m] - sib[z[m], sz[m], m]
+    return s
+
+
+@njit(**NJIT)
+def _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n):
+    for q in range(k):
+        bump(w, u, cavg, idx[q], coef * val[q], log_idx, log_val, log_n)
+
+
+@njit(**NJIT)
+def add_tree_delta(w, u, cavg, coef, A, base, n, mask, nd, dtags, cnt, idx, val, order, y, sy, z, sz, mark,
+                   log_idx, log_val, log_n):
+    """w += coef·(Φ(x, y) − Φ(x, z)) over the differing parts, with lazy averaging (and logging).
+
+    ``z`` is any head vector (a prediction or a mixed assignment), ``sz`` its inner siblings and ``mark`` the
+    heads whose child sets differ (see :func:`mix_siblings`); ``nd``/``dtags``/``cnt`` are the sentence's tag
+    counts (:func:`swvp.features._arc_kernels.tag_counts`).
+    """
+    for m in range(1, n + 1):
+        if y[m] != z[m]:
+            k = arc_features(A, base, n, y[m], m, mask, nd, dtags, cnt, idx, val)
+            _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n)
+            k = arc_features(A, base, n, z[m], m, mask, nd, dtags, cnt, idx, val)
+            _scatter(w, u, cavg, -coef, idx, val, k, log_idx, log_val, log_n)
+    if order == 2:
+        for m in range(1, n + 1):
+            if (mark[y[m]] or mark[z[m]]) and (y[m] != z[m] or sy[m] != sz[m]):
+                k = sib_features(A, base, y[m], sy[m], m, mask, idx, val)
+                _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n)
+                k = sib_features(A, base, z[m], sz[m], m, mask, idx, val)
+                _scatter(w, u, cavg, -coef, idx, val, k, log_idx, log_val, log_n)
+
+
+# ------------------------------------------------------------------------------------------ mixed assignments
+@njit(**NJIT)
+def _tmix(y, z, mix, mark, jj_kind, k, jj_ptr, jj_pos, n):
+    """Write m^J(z, y) for the k-th set J of JJ_x into ``mix`` (which holds y) and mark the heads it moves.
+
+    Sets are over words: JJ single's k-th set is {word k+1}; explicit sets hold 0-based word positions.
+    Returns whether m^J differs from y.
+    """
+    differs = False
+    if jj_kind == JJ_SINGLE:
+        p = k + 1
+        if z[p] != y[p]:
+            mix[p] = z[p]
+            mark[y[p]] = True
+            mark[z[p]] = True
+            differs = True
+    elif jj_kind == JJ_FULL:
+        for p in range(1, n + 1):
+            if z[p] != y[p]:
+                mix[p] = z[p]
+                mark[y[p]] = True
+                mark[z[p]] = True
+                differs = True
+    else:
+        for q in range(jj_ptr[k], jj_ptr[k + 1]):
+            p = jj_pos[q] + 1
+            if p <= n and z[p] != y[p]:
+                mix[p] = z[p]
+                mark[y[p]] = True
+                mark[z[p]] = True
+                differs = True
+    return differs
+
+
+@njit(**NJIT)
+def _tunmix(y, mix, mark, n):
+    for p in range(1, n + 1):
+        if mix[p] != y[p]:
+            mark[mix[p]] = False
+            mark[y[p]] = False
+            mix[p] = y[p]
+
+
+# ----------------------------------------------------------------------------------------- scoring, decoding
+@njit(**NJIT)
+def max_length(offsets):
+    maxlen = 1
+    for s in range(offsets.shape[0] - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    return maxlen
+
+
+@njit(**NJIT)
+def _decode(arc, sib, order, decoder, single_root):
+    if order == 2:
+        return eisner2_heads(arc, sib, single_root)
+    if decoder == DEC_CLE:
+        return cle_heads(arc, single_root)
+    return eisner_heads(arc, single_root)
+
+
+@njit(**NJIT)
+def _fill(w, A, base, n, order, mask, tagmap, dtags, cnt, idx, val, arcbuf, sibbuf, smbuf):
+    """Fill the arc (and sibling) score arrays of one sentence; returns them as (n+1)² and (n+1)³ views."""
+    N = n + 1
+    arc = arcbuf[:N * N].reshape((N, N))
+    fill_arc_scores(w, A, base, n, mask, tagmap, dtags, cnt, idx, val, arc)
+    if order == 2:
+        sib = sibbuf[:N * N * N].reshape((N, N, N))
+        fill_sib_scores(w, A, base, n, mask, smbuf, sib)
+    else:
+        sib = sibbuf[:1].reshape((1, 1, 1))
+    return arc, sib
+
+
+@njit(**NJIT)
+def arc_buffer_size(maxlen, n_tags):
+    """Capacity of the per-arc feature buffer: the fixed templates plus 4 per distinct tag in between."""
+    return N_FIXED_ARC + 4 * min(maxlen, n_tags) + N_SIB + 8
+
+
+@njit(**NJIT)
+def sentence_scores(w, A, offsets, s, order, mask, n_tags):
+    """Arc and sibling score arrays of sentence ``s`` (copies), for inspection and tests."""
+    maxlen = max_length(offsets)
+    N = maxlen + 1
+    cap = arc_buffer_size(maxlen, n_tags)
+    idx = np.empty(cap, INT)
+    val = np.empty(cap)
+    tagmap = np.full(n_tags, -1, INT)
+    dtags = np.empty(N, INT)
+    cnt = np.empty((N + 1) * N, INT)
+    o = offsets[s]
+    n = offsets[s + 1] - o
+    n1 = n + 1
+    arcbuf = np.empty(n1 * n1)
+    sibbuf = np.zeros(n1 * n1 * n1 if order == 2 else 1)
+    smbuf = np.empty(n1 * n1 if order == 2 else 1)
+    arc, sib = _fill(w, A, o + s, n, order, mask, tagmap, dtags, cnt, idx, val, arcbuf, sibbuf, smbuf)
+    return arc.copy(), sib.copy()
+
+
+@njit(**NJIT)
+def tree_delta_into(w, A, offsets, s, order, mask, n_tags, coef, y, z):
+    """w += coef·(Φ(y) − Φ(z)) for two head vectors of sentence ``s`` (any head vectors, trees or not).
+
+    Marks every head whose child set differs; used by tests and by callers that need ΔΦ outside an epoch.
+    """
+    maxlen = max_length(offsets)
+    N = maxlen + 1
+    cap = arc_buffer_size(maxlen, n_tags)
+    idx = np.empty(cap, INT)
+    val = np.empty(cap)
+    tagmap = np.full(n_tags, -1, INT)
+    dtags = np.empty(N, INT)
+    cnt = np.empty((N + 1) * N, INT)
+    o = offsets[s]
+    n = offsets[s + 1] - o
+    base = o + s
+    mark = np.zeros(n + 1, np.bool_)
+    for m in range(1, n + 1):
+        if y[m] != z[m]:
+            mark[y[m]] = True
+            mark[z[m]] = True
+    sy = np.empty(n + 1, INT)
+    sz = np.empty(n + 1, INT)
+    last = np.empty(n + 1, INT)
+    all_siblings(y, n, sy)
+    mix_siblings(z, sy, mark, n, sz, last)
+    nd = tag_counts(A, base, n, tagmap, dtags, cnt)
+    u = np.zeros(w.shape[0])  # averaging is off here (c = 0)
+    empty_i = np.zeros(0, INT)
+    empty_f = np.zeros(0)
+    log_n = np.zeros(1, INT)
+    add_tree_delta(w, u, 0.0, coef, A, base, n, mask, nd, dtags, cnt, idx, val, order, y, sy, z, sz, mark,
+                   empty_i, empty_f, log_n)
+    clear_tagmap(dtags, nd, tagmap)
+
+
+# ------------------------------------------------------------------------------------------- engine operations
+def _example_size(st, s):
+    return st.offsets[s + 1] - st.offsets[s]
+
+
+def _n_examples(st):
+    return st.offsets.shape[0] - 1
+
+
+def _max_size(st):
+    return st.maxlen
+
+
+def _n_steps(st, n):
+    return n
+
+
+def _workspace(st, beam_size, jj_width):
+    maxlen = st.maxlen
+    N = maxlen + 1
+    order = st.order
+    cap = arc_buffer_size(maxlen, st.n_tags)
+    return TreeWork(np.empty(N * N), np.empty(N * N * N if order == 2 else 1), np.empty(N * N if order == 2 else 1),
+                    np.empty(cap, INT), np.empty(cap), np.full(st.n_tags, -1, INT), np.empty(N, INT),
+                    np.empty((N + 1) * N, INT), np.zeros(1, INT), np.empty(N, INT), np.empty(N, INT),
+                    np.empty(N, INT), np.empty(N, INT), np.empty(N, INT), np.empty(N, INT), np.zeros(N, np.bool_),
+                    np.zeros(N, np.bool_))
+
+
+def _shares_scores(st, s, n):
+    return False
+
+
+def _scores(st, ws, w, s, n):
+    return _fill(w, st.atoms, st.offsets[s] + s, n, st.order, st.mask, ws.tagmap, ws.dtags, ws.cnt, ws.idx, ws.val,
+                 ws.arcbuf, ws.sibbuf, ws.smbuf)
+
+
+def _decode_tree(st, ws, sc, n):
+    arc, sib = sc
+    return _decode(arc, sib, st.order, st.decoder, st.single_root)
+
+
+def _count_errors(st, s, z, n):
+    o = st.offsets[s]
+    wrong = 0
+    for m in range(1, n + 1):
+        if z[m] != st.gold[o + m - 1]:
+            wrong += 1
+    return wrong
+
+
+def _reference(st, ws, sc, s, z, n):
+    o = st.offsets[s]
+    y = ws.y
+    y[0] = -1
+    for m in range(1, n + 1):
+        y[m] = st.gold[o + m - 1]
+    return True, y
+
+
+def _begin_update(st, ws, s, y, z, n):
+    """Mark the heads whose child sets differ, the siblings of y and z (order 2), and the sentence's tag counts."""
+    for m in range(1, n + 1):
+        if z[m] != y[m]:
+            ws.mark[y[m]] = True
+            ws.mark[z[m]] = True
+    if st.order == 2:
+        all_siblings(y, n, ws.sy)
+        mix_siblings(z, ws.sy, ws.mark, n, ws.sz, ws.last)
+    ws.nd[0] = tag_counts(st.atoms, st.offsets[s] + s, n, ws.tagmap, ws.dtags, ws.cnt)
+
+
+def _end_update(st, ws, s, y, z, n):
+    clear_tagmap(ws.dtags, ws.nd[0], ws.tagmap)
+    for m in range(n + 1):
+        ws.mark[m] = False
+
+
+def _margin(st, ws, sc, y, z, n):
+    arc, sib = sc
+    return tree_diff(arc, sib, st.order, y, ws.sy, z, ws.sz, ws.mark, n)
+
+
+def _delta(st, ws, acc, cavg, coef, s, y, z, n):
+    add_tree_delta(acc.w, acc.u, cavg, coef, st.atoms, st.offsets[s] + s, n, st.mask, ws.nd[0], ws.dtags, ws.cnt,
+                   ws.idx, ws.val, st.order, y, ws.sy, z, ws.sz, ws.mark, acc.log_idx, acc.log_val, acc.log_n)
+
+
+def _mix_init(st, ws, y, n):
+    for p in range(n + 1):
+        ws.mix[p] = y[p]
+
+
+def _mix_set(st, ws, y, z, jj_kind, k, jj_ptr, jj_pos, n):
+    differs = _tmix(y, z, ws.mix, ws.mix_mark, jj_kind, k, jj_ptr, jj_pos, n)
+    if differs and st.order == 2:
+        mix_siblings(ws.mix, ws.sy, ws.mix_mark, n, ws.smix, ws.last)
+    return 0, n + 1, differs
+
+
+def _mix_margin(st, ws, sc, y, lo, hi, n):
+    arc, sib = sc
+    return tree_diff(arc, sib, st.order, y, ws.sy, ws.mix, ws.smix, ws.mix_mark, n)
+
+
+def _mix_delta(st, ws, acc, cavg, coef, s, y, lo, hi, n):
+    add_tree_delta(acc.w, acc.u, cavg, coef, st.atoms, st.offsets[s] + s, n, st.mask, ws.nd[0], ws.dtags, ws.cnt,
+                   ws.idx, ws.val, st.order, y, ws.sy, ws.mix, ws.smix, ws.mix_mark, acc.log_idx, acc.log_val,
+                   acc.log_n)
+
+
+def _mix_reset(st, ws, y, lo, hi, n):
+    _tunmix(y, ws.mix, ws.mix_mark, n)
+
+
+def _write_output(st, z, s, n, out):
+    o = st.offsets[s]
+    for m in range(1, n + 1):
+        out[o + m - 1] = z[m]
+
+
+ops.register(TreeData, {
+    ops.n_examples: _n_examples, ops.example_size: _example_size, ops.max_size: _max_size, ops.n_steps: _n_steps,
+    ops.workspace: _workspace, ops.shares_scores: _shares_scores, ops.shared_scores: _scores, ops.scores: _scores,
+    ops.decode: _decode_tree, ops.count_errors: _count_errors, ops.reference: _reference,
+    ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
+    ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
+    ops.mix_reset: _mix_reset, ops.write_output: _write_output,
+})
