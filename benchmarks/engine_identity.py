@@ -49,7 +49,7 @@ def taggers(epochs: int) -> dict:
                 t0 = time.perf_counter()
                 learner = Perceptron(search=search, update=update, epochs=epochs, random_state=0)
                 tagger = SequenceTagger(features="pos", order=order, learner=learner).fit(train, dev=dev)
-                pred = tagger.predict(dev.words)
+                pred = tagger.predict(dev)
                 out[f"tagger-o{order}-{uname}-{sname}"] = {
                     "coef": digest(tagger.coef_), "history": digest(history(tagger.history_)),
                     "pred": digest(pred), "best_epoch": tagger.best_epoch_}

@@ -29,10 +29,10 @@ from swvp.features.tagging import TaggingFeatures
 from swvp.inference._kernels.viterbi import viterbi1
 from swvp.learn import _codes as C
 from swvp.learn.search import Exact
-from swvp.learn.sequence import SequenceProblem
 from swvp.learn.updates import Full
 from swvp.model._kernels import fill_shared
 from swvp.model.weights import WeightTable
+from swvp.problems.chain import SequenceProblem
 
 HERE = Path(__file__).resolve().parent
 

@@ -50,9 +50,9 @@ from _machine import cpu_name, package_version
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.tree import TreeProblem
 from swvp.metrics import attachment_scores
 from swvp.persistence import atomic_write_text
+from swvp.problems.tree import TreeProblem
 from swvp.tasks.graph_parser import GraphDependencyParser
 
 HERE = Path(__file__).resolve().parent

@@ -22,9 +22,9 @@ from swvp.data.synthetic import dataset_seed, generate
 from swvp.experiments import synthetic
 from swvp.features.hmm import hmm_features
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.sequence import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.persistence import atomic_write_text
+from swvp.problems.chain import SequenceProblem
 
 HERE = Path(__file__).resolve().parent
 

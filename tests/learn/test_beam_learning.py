@@ -16,10 +16,11 @@ from swvp.inference.beam import beam_search
 from swvp.learn import _codes as C
 from swvp.learn import selectors
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.search import LASO, Beam, Exact, Greedy, make_search
-from swvp.problems.chain import SequenceProblem
+from swvp.learn.search import Beam, Exact, Greedy, make_search
+from swvp.learn.selectors import EARLY
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
+from swvp.problems.chain import SequenceProblem
 
 I64 = np.int64
 VIOLATION_FIXING = ["early", "max-violation", "latest", "hybrid", "laso"]
@@ -277,7 +278,8 @@ def test_make_search_and_validation() -> None:
     assert make_search("exact", select="standard") == Exact()
     assert make_search("greedy", select="early") == Greedy("early")
     assert make_search("beam:7") == Beam(7, "max-violation")
-    assert make_search("Beam:2", select="laso").select_code == LASO
+    laso = make_search("Beam:2", select="laso")
+    assert laso.laso and laso.select_code == EARLY and laso.compiled() == (2, EARLY, True)
     assert Greedy().size == 1 and Greedy("hybrid").label() == "greedy/hybrid"
     assert Beam(4, "latest").label() == "beam4/latest"
     for bad in ("beam:0", "beam:x", "greedy:2", "viterbi"):

@@ -20,12 +20,12 @@ from features.test_arc_features import random_sentence_data
 from learn.test_tree_learning import random_tree
 from problems import noisy_problem
 from swvp.features.hmm import hmm_features
-from swvp.problems.latent import LatentSequenceProblem
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
-from swvp.learn.search import Beam, Exact, Greedy
-from swvp.problems.tree import TreeProblem
+from swvp.learn.search import Beam, Greedy
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.problems.latent import LatentSequenceProblem
+from swvp.problems.tree import TreeProblem
 
 GOLDEN = Path(__file__).with_name("engine_golden.json")
 

@@ -8,13 +8,12 @@ import pytest
 from naive import all_sequences, brute_force_argmax, candidate_matrix, chain_score, first_argmax, sentence_labels
 from swvp.data.latent_hmm import generate_latent
 from swvp.features.hmm import hmm_features
-from swvp.inference._kernels.viterbi import viterbi1
-from swvp.problems.latent import LatentSequenceProblem, forced_viterbi
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import WeightedViolations
+from swvp.problems.chain import SequenceProblem
+from swvp.problems.latent import LatentSequenceProblem, forced_viterbi
 
 
 def latent_problem(seed, n_items=12, length=4, n_symbols=4, state_label=(0, 0, 1, 1, 2)):
@@ -146,12 +145,26 @@ def test_unsupported_settings_say_so():
     problem = latent_problem(0)
     with pytest.raises(NotImplementedError, match="exact search"):
         Perceptron(search=Beam(2)).train(problem)
-    with pytest.raises(NotImplementedError, match="Collins"):
-        Perceptron(update=WeightedViolations()).train(problem)
     with pytest.raises(NotImplementedError, match="voted"):
         Perceptron(voted=True).train(problem)
     with pytest.raises(ValueError, match="state_label"):
         LatentSequenceProblem(problem.features, np.array([], int))
+
+
+def test_latent_swvp_is_a_configuration():
+    """Forced decoding is a reference finder in front of the shared update: SWVP with JJ = {[n]} on the latent
+    problem is the latent CSP bit for bit, and single-position SWVP trains with its own diagnostics."""
+    problem = latent_problem(3, n_items=20)
+    kw = {"epochs": 3, "stop_when_separated": False, "random_state": 3}
+    csp = Perceptron(**kw).train(problem, weights=problem.initial_weights(random_state=3))
+    full = Perceptron(**kw, update=WeightedViolations(jj="full")).train(
+        problem, weights=problem.initial_weights(random_state=3))
+    assert np.array_equal(csp.weights.w, full.weights.w) and np.array_equal(csp.weights.u, full.weights.u)
+    single = Perceptron(**kw, update=WeightedViolations()).train(
+        problem, weights=problem.initial_weights(random_state=3))
+    h = single.history[0]
+    assert h.updates > 0 and 0.0 < h.mean_violation_ratio <= 1.0
+    assert not np.array_equal(single.weights.w, csp.weights.w)
 
 
 def test_parameter_mixing_runs_latent_problems():

@@ -17,9 +17,9 @@ from naive import (
 )
 from problems import noisy_problem, separable_data
 from swvp.learn.perceptron import Perceptron
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
+from swvp.problems.chain import SequenceProblem
 
 SWVP_VARIANTS = [
     WeightedViolations(mode="aggressive", gamma="wm"),

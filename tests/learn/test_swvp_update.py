@@ -20,9 +20,9 @@ from naive import (
 )
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.perceptron import Perceptron
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
+from swvp.problems.chain import SequenceProblem
 
 I64 = np.int64
 A, B = 0, 1

@@ -14,9 +14,9 @@ import pytest
 from features.test_arc_features import naive_phi, random_sentence_data, sentence_rows
 from naive import EPS, naive_gamma
 from swvp.learn.perceptron import Perceptron
-from swvp.problems.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
+from swvp.problems.tree import TreeProblem
 from swvp.structures.tree import is_tree
 
 BITS = 14

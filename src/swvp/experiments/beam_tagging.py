@@ -31,8 +31,8 @@ from swvp._config import INT
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.problems.chain import SequenceProblem
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")
 OPTIONAL_METHODS = ("laso",)

@@ -19,9 +19,9 @@ import numpy as np
 from swvp.data.latent_hmm import LatentHMMData, generate_latent
 from swvp.features.hmm import hmm_features
 from swvp.inference.hmm import hmm_marginals, hmm_viterbi
-from swvp.problems.latent import LatentSequenceProblem
 from swvp.learn.perceptron import Perceptron
 from swvp.problems.chain import SequenceProblem
+from swvp.problems.latent import LatentSequenceProblem
 
 
 def ceilings(data: LatentHMMData) -> dict:

@@ -37,8 +37,8 @@ from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
 from swvp.features.arc import ArcFeatures
 from swvp.learn.perceptron import Perceptron
-from swvp.problems.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.problems.tree import TreeProblem
 
 BETAS = tuple(np.round(np.arange(0.5, 5.01, 0.5), 2).tolist())
 TOP_TOLERANCE = 0.1  # UAS points: "within 0.1% of the best development data result"

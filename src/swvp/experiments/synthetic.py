@@ -20,8 +20,8 @@ from swvp.data.synthetic import SETUPS, dataset_seed, generate
 from swvp.features.hmm import hmm_features
 from swvp.inference.hmm import hmm_posterior_decode, hmm_viterbi
 from swvp.learn.perceptron import Perceptron
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.problems.chain import SequenceProblem
 
 METHODS = ("B-WM", "B-WMR", "A-WM", "A-WMR")
 BETAS = tuple(np.round(np.arange(0.5, 5.01, 0.5), 2).tolist())

@@ -12,6 +12,22 @@ from swvp._config import NJIT
 
 
 @njit(**NJIT)
+def best_label(W, rows, t, L, scores):
+    """argmax_l Σ_f W[rows[t, f]·L + l] (ties: the smallest l), with ``scores`` (L,) as scratch."""
+    for lab in range(L):
+        scores[lab] = 0.0
+    for f in range(rows.shape[1]):
+        b = rows[t, f] * L
+        for lab in range(L):
+            scores[lab] += W[b + lab]
+    best = 0
+    for lab in range(1, L):
+        if scores[lab] > scores[best]:
+            best = lab
+    return best
+
+
+@njit(**NJIT)
 def label_epoch(W, U, c0, rows, gold, perm, L):
     """One multiclass perceptron pass over words ``perm``: ``W[row*L + label]``, lazy averaging with ``U``.
 
@@ -24,16 +40,7 @@ def label_epoch(W, U, c0, rows, gold, perm, L):
     mistakes = 0
     for oi in range(perm.shape[0]):
         t = perm[oi]
-        for lab in range(L):
-            scores[lab] = 0.0
-        for f in range(F):
-            b = rows[t, f] * L
-            for lab in range(L):
-                scores[lab] += W[b + lab]
-        best = 0
-        for lab in range(1, L):
-            if scores[lab] > scores[best]:
-                best = lab
+        best = best_label(W, rows, t, L, scores)
         g = gold[t]
         if best != g:
             mistakes += 1
@@ -50,17 +57,6 @@ def label_epoch(W, U, c0, rows, gold, perm, L):
 @njit(**NJIT)
 def label_predict(W, rows, L, out):
     """Highest-scoring label of every word (ties: smallest id)."""
-    F = rows.shape[1]
     scores = np.empty(L)
     for t in range(rows.shape[0]):
-        for lab in range(L):
-            scores[lab] = 0.0
-        for f in range(F):
-            b = rows[t, f] * L
-            for lab in range(L):
-                scores[lab] += W[b + lab]
-        best = 0
-        for lab in range(1, L):
-            if scores[lab] > scores[best]:
-                best = lab
-        out[t] = best
+        out[t] = best_label(W, rows, t, L, scores)

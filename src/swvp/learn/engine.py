@@ -41,7 +41,6 @@ from swvp.learn.ops import Accum, BeamSearch, ExactSearch, Trace
 from swvp.learn.search import Exact
 from swvp.learn.selectors import select_step
 
-
 __all__ = ["CompiledProblem", "decode_corpus", "train_epoch"]
 
 
@@ -280,6 +279,17 @@ class CompiledProblem:
 
     def check_decoding(self, search) -> None:
         """Raise if this problem cannot be decoded with ``search``."""
+
+    def gold_output(self) -> np.ndarray | None:
+        """The gold output in :meth:`decode`'s form (None: a problem for decoding only)."""
+        raise NotImplementedError
+
+    def accuracy(self, w: np.ndarray, search=None) -> float:
+        """Per-token (per-word) accuracy of ``decode(w, search)`` against the gold output (NaN without gold)."""
+        gold = self.gold_output()
+        if gold is None or gold.size == 0:
+            return float("nan")
+        return float(np.mean(self.decode(w, search) == gold))
 
     def run_epoch(self, weights, order: np.ndarray, search, update, stats: np.ndarray, log: dict | None = None,
                   search_stats: np.ndarray | None = None) -> None:

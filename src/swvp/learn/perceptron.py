@@ -19,7 +19,7 @@ from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
 from swvp.learn.mixing import MixingRunner, ParameterMixing
 from swvp.learn.protocol import StructuredProblem
-from swvp.learn.search import Beam, Exact, make_search
+from swvp.learn.search import Exact, make_search
 from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
 from swvp.learn.updates import Full, WeightedViolations, make_update
 from swvp.model.weights import WeightTable

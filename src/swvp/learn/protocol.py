@@ -1,4 +1,9 @@
-"""The interface between the perceptron loop and a structure (DESIGN.md: learn never imports a task)."""
+"""The interface between the perceptron loop and a training problem (DESIGN.md: learn never imports a task).
+
+The loop (:mod:`swvp.learn.perceptron`) needs only this Protocol. Problems built on the compiled engine inherit
+:class:`swvp.learn.engine.CompiledProblem`, which implements ``run_epoch`` once for every structure; the structure
+itself is described to the engine by its compiled operations (:mod:`swvp.learn.ops`).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ class StructuredProblem(Protocol):
 
     ``run_epoch`` runs one pass over ``order`` with the given search and update codes, updating ``weights``
     in place (``w``, ``u``, ``c``) and filling ``stats`` (learn/_codes.py STAT_*); with ``log`` (voted
-    perceptron) it records every weight change; greedy/beam search also fills ``search_stats``. ``decode`` and
+    perceptron) it records every weight change; the search's own statistics (``search.new_stats()``) go to
+    ``search_stats``. ``decode`` and
     ``accuracy`` use the given search (exact when None).
     """
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
@@ -27,6 +26,7 @@ from swvp.inference._kernels.viterbi2 import viterbi2
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import add_delta, fill_scores, fill_shared, n_histories, score_difference, shared_transitions
+from swvp.problems._offsets import OFFSET_OPS
 
 #: A chain training set as kernels see it: features (CSR per token), sentence offsets, gold labels (empty when
 #: decoding only), K labels, the order, the transition block's offset in w and the longest sentence.
@@ -37,18 +37,6 @@ ChainData = namedtuple("ChainData", ["fptr", "fids", "tptr", "tids", "offsets", 
 #: back-pointer trace (rows × width, width 0 under exact search) with its workspace.
 ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "width", "tr_l",
                                      "tr_p", "tr_s", "tr_g", "sizes", "ws_f", "ws_i", "ws_tmp"])
-
-
-def example_size(st, s):
-    return st.offsets[s + 1] - st.offsets[s]
-
-
-def n_examples(st):
-    return st.offsets.shape[0] - 1
-
-
-def max_size(st):
-    return st.maxlen
 
 
 def workspace(st, beam_size, jj_width):
@@ -187,10 +175,6 @@ def write_output(st, z, s, n, out):
         out[s0 + i] = z[i]
 
 
-def n_steps(st, n):
-    return n
-
-
 def beam_search(st, ws, sc, n, y, track_gold, start, trace):
     """Beam search with DP merging and gold tracking; the back-pointers stay in the workspace."""
     E, T, T2 = sc
@@ -205,12 +189,12 @@ def backtrack(st, ws, i, out):
 
 #: Every operation of a chain, registered for ``ChainData`` here and reused by the latent chain.
 CHAIN_OPS = {
-    ops.n_examples: n_examples, ops.example_size: example_size, ops.max_size: max_size, ops.workspace: workspace,
+    **OFFSET_OPS, ops.workspace: workspace,
     ops.shares_scores: shares_scores, ops.shared_scores: shared_scores, ops.scores: scores, ops.decode: decode,
     ops.count_errors: count_errors, ops.reference: reference, ops.begin_update: no_update_setup,
     ops.end_update: no_update_setup, ops.margin: margin, ops.delta: delta, ops.mix_init: mix_init,
     ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta, ops.mix_reset: mix_reset,
-    ops.write_output: write_output, ops.n_steps: n_steps, ops.beam_search: beam_search, ops.backtrack: backtrack,
+    ops.write_output: write_output, ops.beam_search: beam_search, ops.backtrack: backtrack,
 }
 
 ops.register(ChainData, CHAIN_OPS)

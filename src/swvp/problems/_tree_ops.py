@@ -35,7 +35,9 @@ from swvp.inference._kernels.chu_liu_edmonds import cle_heads
 from swvp.inference._kernels.eisner import eisner2_heads, eisner_heads
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
+from swvp.learn.ops import Accum
 from swvp.model._kernels import bump
+from swvp.problems._offsets import OFFSET_OPS
 
 DEC_EISNER = 0
 DEC_CLE = 1
@@ -224,86 +226,39 @@ def arc_buffer_size(maxlen, n_tags):
 
 
 @njit(**NJIT)
+def _single(A, offsets, order, mask, n_tags):
+    """A decoding-only structure tuple, for the helpers below."""
+    return TreeData(A, offsets, np.zeros(0, INT), order, DEC_EISNER, True, mask, n_tags, max_length(offsets))
+
+
+@njit(**NJIT)
 def sentence_scores(w, A, offsets, s, order, mask, n_tags):
     """Arc and sibling score arrays of sentence ``s`` (copies), for inspection and tests."""
-    maxlen = max_length(offsets)
-    N = maxlen + 1
-    cap = arc_buffer_size(maxlen, n_tags)
-    idx = np.empty(cap, INT)
-    val = np.empty(cap)
-    tagmap = np.full(n_tags, -1, INT)
-    dtags = np.empty(N, INT)
-    cnt = np.empty((N + 1) * N, INT)
-    o = offsets[s]
-    n = offsets[s + 1] - o
-    n1 = n + 1
-    arcbuf = np.empty(n1 * n1)
-    sibbuf = np.zeros(n1 * n1 * n1 if order == 2 else 1)
-    smbuf = np.empty(n1 * n1 if order == 2 else 1)
-    arc, sib = _fill(w, A, o + s, n, order, mask, tagmap, dtags, cnt, idx, val, arcbuf, sibbuf, smbuf)
+    st = _single(A, offsets, order, mask, n_tags)
+    arc, sib = ops.scores(st, ops.workspace(st, 0, 0), w, s, offsets[s + 1] - offsets[s])
     return arc.copy(), sib.copy()
 
 
 @njit(**NJIT)
 def tree_delta_into(w, A, offsets, s, order, mask, n_tags, coef, y, z):
-    """w += coef·(Φ(y) − Φ(z)) for two head vectors of sentence ``s`` (any head vectors, trees or not).
-
-    Marks every head whose child set differs; used by tests and by callers that need ΔΦ outside an epoch.
-    """
-    maxlen = max_length(offsets)
-    N = maxlen + 1
-    cap = arc_buffer_size(maxlen, n_tags)
-    idx = np.empty(cap, INT)
-    val = np.empty(cap)
-    tagmap = np.full(n_tags, -1, INT)
-    dtags = np.empty(N, INT)
-    cnt = np.empty((N + 1) * N, INT)
-    o = offsets[s]
-    n = offsets[s + 1] - o
-    base = o + s
-    mark = np.zeros(n + 1, np.bool_)
-    for m in range(1, n + 1):
-        if y[m] != z[m]:
-            mark[y[m]] = True
-            mark[z[m]] = True
-    sy = np.empty(n + 1, INT)
-    sz = np.empty(n + 1, INT)
-    last = np.empty(n + 1, INT)
-    all_siblings(y, n, sy)
-    mix_siblings(z, sy, mark, n, sz, last)
-    nd = tag_counts(A, base, n, tagmap, dtags, cnt)
-    u = np.zeros(w.shape[0])  # averaging is off here (c = 0)
-    empty_i = np.zeros(0, INT)
-    empty_f = np.zeros(0)
-    log_n = np.zeros(1, INT)
-    add_tree_delta(w, u, 0.0, coef, A, base, n, mask, nd, dtags, cnt, idx, val, order, y, sy, z, sz, mark,
-                   empty_i, empty_f, log_n)
-    clear_tagmap(dtags, nd, tagmap)
+    """w += coef·(Φ(y) − Φ(z)) for two head vectors of sentence ``s`` (any head vectors, trees or not), through the
+    engine's own operations (marks, siblings and tag counts, then ``delta``); no averaging."""
+    st = _single(A, offsets, order, mask, n_tags)
+    ws = ops.workspace(st, 0, 0)
+    n = offsets[s + 1] - offsets[s]
+    acc = Accum(w, np.zeros(w.shape[0]), np.zeros(0, INT), np.zeros(0), np.zeros(1, INT))
+    ops.begin_update(st, ws, s, y, z, n)
+    ops.delta(st, ws, acc, 0.0, coef, s, y, z, n)
+    ops.end_update(st, ws, s, y, z, n)
 
 
 # ------------------------------------------------------------------------------------------- engine operations
-def _example_size(st, s):
-    return st.offsets[s + 1] - st.offsets[s]
-
-
-def _n_examples(st):
-    return st.offsets.shape[0] - 1
-
-
-def _max_size(st):
-    return st.maxlen
-
-
-def _n_steps(st, n):
-    return n
-
-
 def _workspace(st, beam_size, jj_width):
     maxlen = st.maxlen
     N = maxlen + 1
     order = st.order
     cap = arc_buffer_size(maxlen, st.n_tags)
-    return TreeWork(np.empty(N * N), np.empty(N * N * N if order == 2 else 1), np.empty(N * N if order == 2 else 1),
+    return TreeWork(np.empty(N * N), np.zeros(N * N * N if order == 2 else 1), np.empty(N * N if order == 2 else 1),
                     np.empty(cap, INT), np.empty(cap), np.full(st.n_tags, -1, INT), np.empty(N, INT),
                     np.empty((N + 1) * N, INT), np.zeros(1, INT), np.empty(N, INT), np.empty(N, INT),
                     np.empty(N, INT), np.empty(N, INT), np.empty(N, INT), np.empty(N, INT), np.zeros(N, np.bool_),
@@ -404,9 +359,8 @@ def _write_output(st, z, s, n, out):
 
 
 ops.register(TreeData, {
-    ops.n_examples: _n_examples, ops.example_size: _example_size, ops.max_size: _max_size, ops.n_steps: _n_steps,
-    ops.workspace: _workspace, ops.shares_scores: _shares_scores, ops.shared_scores: _scores, ops.scores: _scores,
-    ops.decode: _decode_tree, ops.count_errors: _count_errors, ops.reference: _reference,
+    **OFFSET_OPS, ops.workspace: _workspace, ops.shares_scores: _shares_scores, ops.shared_scores: _scores,
+    ops.scores: _scores,    ops.decode: _decode_tree, ops.count_errors: _count_errors, ops.reference: _reference,
     ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
     ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
     ops.mix_reset: _mix_reset, ops.write_output: _write_output,

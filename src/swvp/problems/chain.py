@@ -18,6 +18,19 @@ def _max_len(offsets: np.ndarray) -> int:
     return max(1, int(np.diff(offsets).max())) if offsets.shape[0] > 1 else 1
 
 
+def checked_labels(labels, n_tokens: int, n_labels: int, allow_unknown: bool) -> np.ndarray | None:
+    """Gold label ids as a contiguous int64 array of one entry per token (-1 allowed with ``allow_unknown``)."""
+    if labels is None:
+        return None
+    labels = np.ascontiguousarray(labels, dtype=INT)
+    if labels.shape != (n_tokens,):
+        raise ValueError(f"labels must have one entry per token ({n_tokens}), got {labels.shape}")
+    if labels.size and (labels.min() < (-1 if allow_unknown else 0) or labels.max() >= n_labels):
+        raise ValueError("label id out of range (-1 marks a gold label unseen in training)" if allow_unknown
+                         else "label id out of range")
+    return labels
+
+
 class SequenceProblem(CompiledProblem):
     """Features, gold labels (or none, for decoding only), the label count and the order (1 or 2) of a chain.
 
@@ -28,13 +41,7 @@ class SequenceProblem(CompiledProblem):
                  order: int = 1):
         self.features = features
         self.n_labels = int(n_labels)
-        if labels is not None:
-            labels = np.ascontiguousarray(labels, dtype=INT)
-            if labels.shape != (features.n_tokens,):
-                raise ValueError(f"labels must have one entry per token ({features.n_tokens}), got {labels.shape}")
-            if labels.size and (labels.min() < -1 or labels.max() >= self.n_labels):
-                raise ValueError("label id out of range (-1 marks a gold label unseen in training)")
-        self.labels = labels
+        self.labels = checked_labels(labels, features.n_tokens, self.n_labels, allow_unknown=True)
         self.order = int(order)
         self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_labels, self.order)
 
@@ -81,11 +88,8 @@ class SequenceProblem(CompiledProblem):
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
         return self.decode_flat(w, Beam(int(beam_size)))
 
-    def accuracy(self, w: np.ndarray, search: Exact | Beam | None = None) -> float:
-        """Token accuracy of :meth:`decode` (with ``search``) against the gold labels."""
-        if self.labels is None or self.labels.size == 0:
-            return float("nan")
-        return float(np.mean(self.decode(w, search) == self.labels))
+    def gold_output(self) -> np.ndarray | None:
+        return self.labels
 
     def log_capacity(self, update: UpdateCodes) -> int:
         """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""

@@ -29,7 +29,7 @@ from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
 from swvp.problems import _chain_ops as chain
-from swvp.problems.chain import SequenceProblem, _max_len
+from swvp.problems.chain import SequenceProblem, _max_len, checked_labels
 
 #: A chain over latent states (the chain's fields, K = number of states, order 1) with each state's label and
 #: each label's number of states; ``gold`` holds labels.
@@ -100,13 +100,7 @@ class LatentSequenceProblem(CompiledProblem):
         if self.state_label.max() >= self.n_labels:
             raise ValueError(f"a state carries label {int(self.state_label.max())} >= n_labels = {self.n_labels}")
         self.label_n_states = np.bincount(self.state_label, minlength=self.n_labels).astype(INT)
-        if labels is not None:
-            labels = np.ascontiguousarray(labels, dtype=INT)
-            if labels.shape != (features.n_tokens,):
-                raise ValueError(f"labels must have one entry per token ({features.n_tokens}), got {labels.shape}")
-            if labels.size and (labels.min() < 0 or labels.max() >= self.n_labels):
-                raise ValueError("label id out of range")
-        self.labels = labels
+        self.labels = checked_labels(labels, features.n_tokens, self.n_labels, allow_unknown=False)
         self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_states, 1)
 
     @property
@@ -160,11 +154,8 @@ class LatentSequenceProblem(CompiledProblem):
             self.check_decoding(search)
         return self.state_label[self.decode_states(w)]
 
-    def accuracy(self, w: np.ndarray, search: Exact | None = None) -> float:
-        """Label accuracy of :meth:`decode` against the gold labels."""
-        if self.labels is None or self.labels.size == 0:
-            return float("nan")
-        return float(np.mean(self.decode(w, search) == self.labels))
+    def gold_output(self) -> np.ndarray | None:
+        return self.labels
 
     def log_capacity(self, update: UpdateCodes) -> int:
         raise NotImplementedError("the voted perceptron is not available for latent problems")

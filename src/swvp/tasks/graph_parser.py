@@ -28,10 +28,10 @@ from swvp.features._arc_kernels import N_LABEL_FEATS, label_rows
 from swvp.features.arc import ArcFeatures
 from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
-from swvp.problems.tree import TreeProblem, decoder_code
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import attachment_scores
 from swvp.persistence import load_model, save_model
+from swvp.problems.tree import TreeProblem, decoder_code
 
 MODEL_KIND = "graph-parser"
 PUNCT = "PUNCT"

@@ -16,11 +16,11 @@ from swvp.exceptions import DataError, ModelFormatError, NotFittedError
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Beam, Exact
-from swvp.problems.chain import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
 from swvp.persistence import load_model, save_model
+from swvp.problems.chain import SequenceProblem
 
 MODEL_KIND = "sequence-tagger"
 
