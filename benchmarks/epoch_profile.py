@@ -38,13 +38,14 @@ HERE = Path(__file__).resolve().parent
 
 
 @njit(**NJIT)
-def gather_only(w, fptr, fids, tptr, tids, offsets, K, toff):
+def gather_only(w, feats, offsets):
     """The score-array half of decoding: every sentence's emission and transition scores."""
+    K = feats.K
     E = np.empty((512, K))
     T0 = np.empty((1, K + 1, K))
     acc = 0.0
     for s in range(offsets.shape[0] - 1):
-        fill_shared(w, fptr, fids, tptr, tids, offsets[s], offsets[s + 1] - offsets[s], K, 1, toff, E, T0)
+        fill_shared(w, feats, offsets[s], offsets[s + 1] - offsets[s], E, T0)
         acc += E[0, 0]
     return acc
 
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                           f.n_tfeats)
     by_sorted_key = SequenceProblem(fk, K, y)
     w = np.random.default_rng(0).normal(size=by_freq.weight_size)
-    toff = by_freq.layout.toff
+    feats = by_freq.structure()
     rng = np.random.default_rng(1)
     E = rng.normal(size=(512, K)).round(1)
     T0 = rng.normal(size=(1, K + 1, K)).round(1)
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                  "features_per_token": len(f.fids) / f.n_tokens, "weights": by_freq.weight_size},
         "decode_dense_by_frequency_s": best(lambda: by_freq.decode(w), args.repeats),
         "decode_dense_by_sorted_key_s": best(lambda: by_sorted_key.decode(w), args.repeats),
-        "gather_s": best(lambda: gather_only(w, f.fptr, f.fids, f.tptr, f.tids, f.offsets, K, toff), args.repeats),
+        "gather_s": best(lambda: gather_only(w, feats, f.offsets), args.repeats),
         "viterbi_s": best(lambda: viterbi_only(E, T0, f.offsets, K), args.repeats),
     }
     table = WeightTable(by_freq.weight_size)

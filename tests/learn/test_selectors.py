@@ -172,22 +172,12 @@ def test_kernel_dispatch_matches_python() -> None:
 def _compiled_search_and_select(E, T, gold, width, code, out):
     """What a compiled epoch does: preallocate, search, select, backtrack — all inside njit."""
     n, K = E.shape
-    labels = np.empty((n, width), np.int64)
-    parents = np.empty((n, width), np.int64)
-    scores = np.empty((n, width), np.float64)
-    is_gold = np.empty((n, width), np.bool_)
-    sizes = np.empty(n, np.int64)
-    top_score = np.empty(n, np.float64)
-    top_is_gold = np.empty(n, np.bool_)
-    gold_score = np.empty(n, np.float64)
-    gold_in_beam = np.empty(n, np.bool_)
-    ws_f, ws_i, ws_tmp = kbeam.beam_workspace(K, 1, width)
-    kbeam.beam_search_into(E, T, np.zeros((0, 0, 0, 0)), 1, n, K, width, gold, True, 0,
-                           labels, parents, scores, is_gold, sizes, top_score, top_is_gold, gold_score,
-                           gold_in_beam, ws_f, ws_i, ws_tmp)
-    step = sel.select_step(code, top_score, gold_score, top_is_gold, gold_in_beam, n)
+    tr = kbeam.new_trace(n, width)
+    kbeam.beam_search_into(E, T, np.zeros((0, 0, 0, 0)), 1, n, K, width, gold, True, 0, tr,
+                           kbeam.beam_workspace(K, 1, width))
+    step = sel.select_step(code, tr.top_score, tr.gold_score, tr.top_is_gold, tr.gold_in_beam, n)
     if step >= 0:
-        kbeam.backtrack(labels, parents, step, 0, out)
+        kbeam.backtrack(tr.labels, tr.parents, step, 0, out)
     return step
 
 

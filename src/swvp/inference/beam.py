@@ -139,24 +139,10 @@ def beam_search(
         raise ValueError("start_step > 0 (forced gold prefix) needs gold")
 
     width = int(_k.beam_width(K, order, beam_size))
-    labels = np.empty((n, width), INT)
-    parents = np.empty((n, width), INT)
-    scores = np.empty((n, width), FLOAT)
-    is_gold = np.empty((n, width), np.bool_)
-    sizes = np.empty(n, INT)
-    top_score = np.empty(n, FLOAT)
-    top_is_gold = np.empty(n, np.bool_)
-    gold_score = np.empty(n, FLOAT)
-    gold_in_beam = np.empty(n, np.bool_)
-    ws_f, ws_i, ws_tmp = _k.beam_workspace(K, order, width)
+    trace = _k.new_trace(n, width)
     T1 = T if order == 1 else np.zeros((0, 0, 0), FLOAT)
     T2 = T if order == 2 else np.zeros((0, 0, 0, 0), FLOAT)
     g = gold if gold is not None else np.zeros(0, INT)
-    _k.beam_search_into(E, T1, T2, order, n, K, width, g, gold is not None, start_step,
-                        labels, parents, scores, is_gold, sizes,
-                        top_score, top_is_gold, gold_score, gold_in_beam,
-                        ws_f, ws_i, ws_tmp)
-    return BeamTrace(labels=labels, parents=parents, scores=scores, is_gold=is_gold, sizes=sizes,
-                     top_score=top_score, top_is_gold=top_is_gold, gold_score=gold_score,
-                     gold_in_beam=gold_in_beam, gold=gold, order=order, beam_size=beam_size,
-                     start_step=start_step)
+    _k.beam_search_into(E, T1, T2, order, n, K, width, g, gold is not None, start_step, trace,
+                        _k.beam_workspace(K, order, width))
+    return BeamTrace(**trace._asdict(), gold=gold, order=order, beam_size=beam_size, start_step=start_step)

@@ -37,7 +37,7 @@ from swvp.learn._codes import (
     STAT_UPDATES,
 )
 from swvp.learn._swvp import apply_update
-from swvp.learn.ops import Accum, BeamSearch, ExactSearch, Trace
+from swvp.learn.ops import Accum, BeamSearch, ExactSearch
 from swvp.learn.search import Exact
 from swvp.learn.selectors import select_step
 
@@ -115,14 +115,13 @@ def _learn_exact(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratc
 
 def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
     """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2)."""
-    trace = scratch[2]
-    zp = scratch[3]
+    zp = scratch[2]
     eps = upd.ucfg_f[F_EPS]
     ok, y = ops.reference(st, ws, sc, s, zp, n)
     steps = ops.n_steps(st, n)
-    ops.beam_search(st, ws, sc, n, y, True, 0, trace)
+    trace = ops.beam_search(st, ws, sc, n, y, True, 0)
     sstats[B_SEARCHES] += 1
-    z = scratch[4]
+    z = scratch[3]
     ops.backtrack(st, ws, steps - 1, z)
     wrong = ops.count_errors(st, s, z, n)
     stats[STAT_TOKENS] += n
@@ -159,8 +158,8 @@ def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch
         if not search.laso or m == steps:
             break
         # LaSO: re-score under the new weights and search on from the gold prefix, B_i = [g_i] for i <= i*.
-        sc = _rescore(st, ws, acc.w, s, n, sc)
-        ops.beam_search(st, ws, sc, n, y, True, m, trace)
+        sc = ops.scores(st, ws, acc.w, s, n)
+        trace = ops.beam_search(st, ws, sc, n, y, True, m)
         sstats[B_SEARCHES] += 1
     if wrong > 0 and made == 0:
         sstats[B_NO_UPDATE] += 1
@@ -168,31 +167,19 @@ def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch
 
 
 def _predict_beam(st, ws, sc, search, n, scratch):
-    z = scratch[4]
-    ops.beam_search(st, ws, sc, n, scratch[3][:0], False, 0, scratch[2])
+    z = scratch[3]
+    ops.beam_search(st, ws, sc, n, scratch[2][:0], False, 0)
     ops.backtrack(st, ws, ops.n_steps(st, n) - 1, z)
     return z
-
-
-@njit(**NJIT)
-def _rescore(st, ws, w, s, n, sc):
-    """Refill the example's score arrays in place (same layout as ``sc``) after an update."""
-    if ops.shares_scores(st, s, n):
-        ops.shared_scores(st, ws, w, s, n)
-    else:
-        ops.scores(st, ws, w, s, n)
-    return sc
 
 
 # ----------------------------------------------------------------------------------------------- epochs
 @njit(**NJIT)
 def _scratch(st, jj_count):
-    """SWVP scratch (I, S, γ), the beam trace and two prefix buffers, allocated once per epoch."""
+    """SWVP scratch (I, S, γ) and two prefix buffers, allocated once per epoch."""
     steps = ops.n_steps(st, ops.max_size(st))
     width = max(steps + 1, jj_count)
-    trace = Trace(np.empty(steps, FLOAT), np.empty(steps, FLOAT), np.empty(steps, np.bool_),
-                  np.empty(steps, np.bool_))
-    return (np.zeros((2, width), INT), np.zeros((3, width), FLOAT), trace, np.zeros(steps + 1, INT),
+    return (np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
             np.zeros(steps + 1, INT))
 
 
@@ -214,13 +201,8 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
         if n == 0:
             c += 1
             continue
-        cavg = float(c)
-        if ops.shares_scores(st, s, n):
-            made = learn_example(st, ws, ops.shared_scores(st, ws, acc.w, s, n), search, upd, acc, cavg, s, n,
-                                 stats, sstats, scratch)
-        else:
-            made = learn_example(st, ws, ops.scores(st, ws, acc.w, s, n), search, upd, acc, cavg, s, n,
-                                 stats, sstats, scratch)
+        made = learn_example(st, ws, ops.scores(st, ws, acc.w, s, n), search, upd, acc, float(c), s, n, stats,
+                             sstats, scratch)
         if made > 0 and upd_example.shape[0] > 0:
             if 2 * n_upd + 1 < upd_example.shape[0]:
                 upd_example[2 * n_upd] = c
@@ -243,10 +225,7 @@ def decode_corpus(st, search, w, out):
         n = ops.example_size(st, s)
         if n == 0:
             continue
-        if ops.shares_scores(st, s, n):
-            z = predict(st, ws, ops.shared_scores(st, ws, w, s, n), search, n, scratch)
-        else:
-            z = predict(st, ws, ops.scores(st, ws, w, s, n), search, n, scratch)
+        z = predict(st, ws, ops.scores(st, ws, w, s, n), search, n, scratch)
         ops.write_output(st, z, s, n, out)
 
 

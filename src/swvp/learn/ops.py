@@ -12,8 +12,7 @@ A new structure must provide (``ws`` = its workspace, ``sc`` = its score arrays,
 ``n_examples(st)``, ``example_size(st, s)``, ``max_size(st)``  examples; size of example s (0: skipped); the largest
 ``n_steps(st, n)``                                          search steps of an example of size n (trace length)
 ``workspace(st, beam_size, jj_width)``                      preallocated buffers (``beam_size`` 0: exact only)
-``shares_scores(st, s, n)``; ``shared_scores`` / ``scores``  fill the score arrays from w (two layouts may exist:
-    ``(st, ws, w, s, n) -> sc``                             one compiled specialisation each)
+``scores(st, ws, w, s, n) -> sc``                           fill the score arrays of example s from w
 ``decode(st, ws, sc, n) -> z``                              exact argmax
 ``count_errors(st, s, z, n)``                               wrong parts of z against the gold labels
 ``reference(st, ws, sc, s, z, n) -> (ok, y)``               the output to move towards: gold, or forced decoding
@@ -23,7 +22,9 @@ A new structure must provide (``ws`` = its workspace, ``sc`` = its score arrays,
 ``mix_init / mix_set / mix_margin / mix_delta / mix_reset``  SWVP's mixed assignments m^J(z, y) (ALGORITHMS.md §1.1)
 ``write_output(st, z, s, n, out)``                          the decoded output into the flat output array
 optional, for greedy/beam search:
-``beam_search(st, ws, sc, n, y, track_gold, start, trace)``  fill the trace (ALGORITHMS.md §2.1–2.3)
+``beam_search(st, ws, sc, n, y, track_gold, start)``         search, returning the trace (ALGORITHMS.md §2.1–2.3):
+                                                            per step ``top_score``, ``gold_score``, ``top_is_gold``,
+                                                            ``gold_in_beam`` (what the selectors read)
 ``backtrack(st, ws, i, out)``                               the top prefix of length i+1 into ``out``
 ==========================================================  ======================================================
 
@@ -40,19 +41,13 @@ from numba import types
 from numba.extending import overload
 
 from swvp._config import NJIT
-
-#: The averaging state an update writes (ALGORITHMS.md §5): ``w += d; u += c·d``, and the voted-perceptron log
-#: (``log_idx``/``log_val`` of capacity ≥ 0, ``log_n[0]`` the number of changes, counted past capacity too).
-Accum = namedtuple("Accum", ["w", "u", "log_idx", "log_val", "log_n"])
+from swvp.model._kernels import Accum  # noqa: F401 — the averaging state every ``delta`` writes
 
 #: Exact search as the compiled epoch sees it (the field is unused; a namedtuple type selects the code path).
 ExactSearch = namedtuple("ExactSearch", ["unused"])
 
 #: Greedy/beam search: width, selector code (learn/selectors.py) and whether LaSO restarts follow each update.
 BeamSearch = namedtuple("BeamSearch", ["size", "select", "laso"])
-
-#: The part of a beam-search trace that the selectors read, per step i (ALGORITHMS.md §2.2).
-Trace = namedtuple("Trace", ["top_score", "gold_score", "top_is_gold", "gold_in_beam"])
 
 
 def implements(stub, cls):
@@ -87,8 +82,6 @@ example_size = _stub("example_size")
 n_steps = _stub("n_steps")
 max_size = _stub("max_size")
 workspace = _stub("workspace")
-shares_scores = _stub("shares_scores")
-shared_scores = _stub("shared_scores")
 scores = _stub("scores")
 decode = _stub("decode")
 count_errors = _stub("count_errors")

@@ -4,7 +4,9 @@ Weight layout of a chain of order o ∈ {1, 2} with K labels (see :class:`swvp.m
 ``w[f*K + y]`` — emission feature f conjoined with y_i; ``w[toff + (g*H + h)*K + y]`` — transition feature g
 conjoined with the label history h and y_i, where H = (K+1)^o and h = y_{i-1} (order 1) or
 y_{i-2}*(K+1) + y_{i-1} (order 2), START = K standing for positions before 0. Features come as CSR per token:
-``fptr[t]..fptr[t+1]`` index ``fids`` (emission), ``tptr``/``tids`` (transition).
+``fptr[t]..fptr[t+1]`` index ``fids`` (emission), ``tptr``/``tids`` (transition). Kernels that need the whole
+feature group take ``feats``: any namedtuple with the fields ``fptr, fids, tptr, tids, K, order, toff`` (the chain's
+structure tuple, :class:`swvp.problems._chain_ops.ChainData`).
 
 Φ(x, y) is a sum over parts (position, history, label); an update is a scatter-add of ±coef over the parts
 where two label sequences differ (DESIGN.md principle 2). Lazy averaging (ALGORITHMS.md §5): every
@@ -13,10 +15,15 @@ where two label sequences differ (DESIGN.md principle 2). Lazy averaging (ALGORI
 
 from __future__ import annotations
 
-import numpy as np
+from collections import namedtuple
+
 from numba import njit
 
-from swvp._config import FLOAT, NJIT
+from swvp._config import NJIT
+
+#: The averaging state an update writes (ALGORITHMS.md §5): ``w += d; u += c·d``, and the voted-perceptron log
+#: (``log_idx``/``log_val`` of capacity ≥ 0, ``log_n[0]`` the number of changes, counted past capacity too).
+Accum = namedtuple("Accum", ["w", "u", "log_idx", "log_val", "log_n"])
 
 
 @njit(**NJIT)
@@ -65,16 +72,17 @@ def fill_emissions(w, fptr, fids, s0, n, K, E):
 
 
 @njit(**NJIT)
-def fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T):
+def fill_scores(w, feats, s0, n, E, T):
     """E[i, y] = Σ_f w[f*K+y] and T[i, h, y] = Σ_g w[toff+(g*H+h)*K+y] for tokens s0..s0+n-1.
 
     ``E`` is (>= n, K); ``T`` is (>= n, H, K), C-contiguous.
     """
-    HK = n_histories(K, order) * K
-    fill_emissions(w, fptr, fids, s0, n, K, E)
+    K = feats.K
+    HK = n_histories(K, feats.order) * K
+    fill_emissions(w, feats.fptr, feats.fids, s0, n, K, E)
     for i in range(n):
         t = s0 + i
-        _gather_rows(w, tids, tptr[t], tptr[t + 1], toff, HK, T[i].reshape(HK))
+        _gather_rows(w, feats.tids, feats.tptr[t], feats.tptr[t + 1], feats.toff, HK, T[i].reshape(HK))
 
 
 @njit(**NJIT)
@@ -93,38 +101,13 @@ def shared_transitions(tptr, tids, s0, n):
 
 
 @njit(**NJIT)
-def fill_shared(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T0):
+def fill_shared(w, feats, s0, n, E, T0):
     """Emission scores of every token, and the transition scores of a sentence whose tokens all share their
     transition features once into ``T0`` (1, H, K) (see :func:`shared_transitions`)."""
+    K = feats.K
     HK = T0.shape[1] * K
-    fill_emissions(w, fptr, fids, s0, n, K, E)
-    _gather_rows(w, tids, tptr[s0], tptr[s0 + 1], toff, HK, T0.reshape(HK))
-
-
-@njit(**NJIT)
-def sentence_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T, T0):
-    """Fill the score arrays of one sentence; return views (T (n, H, K), T2 (n, K+1, K+1, K) or empty).
-
-    The tagging templates give every token the same transition features (a bias on the label history), so
-    T[i] does not depend on i: it is computed once into ``T0`` (1, H, K) and broadcast, instead of writing
-    (K+1)^order·K numbers per token (most of an epoch's time with K = 45 labels at order 2). The values equal
-    :func:`swvp.model._kernels.fill_scores` bit for bit (same sums in the same order).
-    """
-    if shared_transitions(tptr, tids, s0, n):
-        fill_shared(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T0)
-        Tv = np.broadcast_to(T0, (n, T0.shape[1], K))
-        if order == 2:
-            Tv2 = np.broadcast_to(T0.reshape((1, K + 1, K + 1, K)), (n, K + 1, K + 1, K))
-        else:
-            Tv2 = np.broadcast_to(np.zeros((1, 1, 1, 1), FLOAT), (1, 1, 1, 1))  # unused at order 1
-        return Tv, Tv2
-    fill_scores(w, fptr, fids, tptr, tids, s0, n, K, order, toff, E, T)
-    Tv = T[:n]
-    if order == 2:
-        Tv2 = T[:n].reshape((n, K + 1, K + 1, K))
-    else:
-        Tv2 = np.zeros((1, 1, 1, 1), FLOAT)  # unused at order 1
-    return Tv, Tv2
+    fill_emissions(w, feats.fptr, feats.fids, s0, n, K, E)
+    _gather_rows(w, feats.tids, feats.tptr[s0], feats.tptr[s0 + 1], feats.toff, HK, T0.reshape(HK))
 
 
 @njit(**NJIT)
@@ -141,15 +124,18 @@ def bump(w, u, cavg, k, d, log_idx, log_val, log_n):
 
 
 @njit(**NJIT)
-def add_delta(w, u, cavg, coef, fptr, fids, tptr, tids, s0, y, z, lo, hi, n, K, order, toff,
-              log_idx, log_val, log_n):
+def add_delta(acc, cavg, coef, feats, s0, y, z, lo, hi, n):
     """w += coef·(Φ(x, y) − Φ(x, z)) over the factors at positions lo..hi-1 (clipped to n), with averaging.
 
+    ``acc`` is the :data:`Accum` (w, u and the log); ``feats`` the chain's feature group (sentence at token s0).
     Only parts that differ are touched; callers pass the window where y and z differ (plus ``order``
     positions for the following transitions), so a single-position mixed assignment costs O(features of
     order+1 tokens). Prefix updates (inexact search) pass hi = prefix length. An empty ``log_idx``
     disables logging (the voted perceptron logs every change).
     """
+    w, u, log_idx, log_val, log_n = acc
+    fptr, fids, tptr, tids = feats.fptr, feats.fids, feats.tptr, feats.tids
+    K, order, toff = feats.K, feats.order, feats.toff
     HK = n_histories(K, order) * K
     if hi > n:
         hi = n

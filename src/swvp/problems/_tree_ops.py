@@ -115,33 +115,34 @@ def tree_diff(arc, sib, order, y, sy, z, sz, mark, n):
 
 
 @njit(**NJIT)
-def _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n):
+def _scatter(acc, cavg, coef, idx, val, k):
     for q in range(k):
-        bump(w, u, cavg, idx[q], coef * val[q], log_idx, log_val, log_n)
+        bump(acc.w, acc.u, cavg, idx[q], coef * val[q], acc.log_idx, acc.log_val, acc.log_n)
 
 
 @njit(**NJIT)
-def add_tree_delta(w, u, cavg, coef, A, base, n, mask, nd, dtags, cnt, idx, val, order, y, sy, z, sz, mark,
-                   log_idx, log_val, log_n):
-    """w += coef·(Φ(x, y) − Φ(x, z)) over the differing parts, with lazy averaging (and logging).
+def add_tree_delta(acc, cavg, coef, st, ws, base, n, y, sy, z, sz, mark):
+    """w += coef·(Φ(x, y) − Φ(x, z)) over the differing parts, with lazy averaging (and logging) into ``acc``.
 
     ``z`` is any head vector (a prediction or a mixed assignment), ``sz`` its inner siblings and ``mark`` the
-    heads whose child sets differ (see :func:`mix_siblings`); ``nd``/``dtags``/``cnt`` are the sentence's tag
-    counts (:func:`swvp.features._arc_kernels.tag_counts`).
+    heads whose child sets differ (see :func:`mix_siblings`); the workspace ``ws`` holds the sentence's tag counts
+    (``nd``, ``dtags``, ``cnt``: :func:`swvp.features._arc_kernels.tag_counts`) and the feature buffers.
     """
+    A, mask, order = st.atoms, st.mask, st.order
+    nd, dtags, cnt, idx, val = ws.nd[0], ws.dtags, ws.cnt, ws.idx, ws.val
     for m in range(1, n + 1):
         if y[m] != z[m]:
             k = arc_features(A, base, n, y[m], m, mask, nd, dtags, cnt, idx, val)
-            _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n)
+            _scatter(acc, cavg, coef, idx, val, k)
             k = arc_features(A, base, n, z[m], m, mask, nd, dtags, cnt, idx, val)
-            _scatter(w, u, cavg, -coef, idx, val, k, log_idx, log_val, log_n)
+            _scatter(acc, cavg, -coef, idx, val, k)
     if order == 2:
         for m in range(1, n + 1):
             if (mark[y[m]] or mark[z[m]]) and (y[m] != z[m] or sy[m] != sz[m]):
                 k = sib_features(A, base, y[m], sy[m], m, mask, idx, val)
-                _scatter(w, u, cavg, coef, idx, val, k, log_idx, log_val, log_n)
+                _scatter(acc, cavg, coef, idx, val, k)
                 k = sib_features(A, base, z[m], sz[m], m, mask, idx, val)
-                _scatter(w, u, cavg, -coef, idx, val, k, log_idx, log_val, log_n)
+                _scatter(acc, cavg, -coef, idx, val, k)
 
 
 # ------------------------------------------------------------------------------------------ mixed assignments
@@ -206,16 +207,16 @@ def _decode(arc, sib, order, decoder, single_root):
 
 
 @njit(**NJIT)
-def _fill(w, A, base, n, order, mask, tagmap, dtags, cnt, idx, val, arcbuf, sibbuf, smbuf):
+def _fill(w, st, ws, base, n):
     """Fill the arc (and sibling) score arrays of one sentence; returns them as (n+1)² and (n+1)³ views."""
     N = n + 1
-    arc = arcbuf[:N * N].reshape((N, N))
-    fill_arc_scores(w, A, base, n, mask, tagmap, dtags, cnt, idx, val, arc)
-    if order == 2:
-        sib = sibbuf[:N * N * N].reshape((N, N, N))
-        fill_sib_scores(w, A, base, n, mask, smbuf, sib)
+    arc = ws.arcbuf[:N * N].reshape((N, N))
+    fill_arc_scores(w, st.atoms, base, n, st.mask, ws.tagmap, ws.dtags, ws.cnt, ws.idx, ws.val, arc)
+    if st.order == 2:
+        sib = ws.sibbuf[:N * N * N].reshape((N, N, N))
+        fill_sib_scores(w, st.atoms, base, n, st.mask, ws.smbuf, sib)
     else:
-        sib = sibbuf[:1].reshape((1, 1, 1))
+        sib = ws.sibbuf[:1].reshape((1, 1, 1))
     return arc, sib
 
 
@@ -265,13 +266,8 @@ def _workspace(st, beam_size, jj_width):
                     np.zeros(N, np.bool_))
 
 
-def _shares_scores(st, s, n):
-    return False
-
-
 def _scores(st, ws, w, s, n):
-    return _fill(w, st.atoms, st.offsets[s] + s, n, st.order, st.mask, ws.tagmap, ws.dtags, ws.cnt, ws.idx, ws.val,
-                 ws.arcbuf, ws.sibbuf, ws.smbuf)
+    return _fill(w, st, ws, st.offsets[s] + s, n)
 
 
 def _decode_tree(st, ws, sc, n):
@@ -321,8 +317,7 @@ def _margin(st, ws, sc, y, z, n):
 
 
 def _delta(st, ws, acc, cavg, coef, s, y, z, n):
-    add_tree_delta(acc.w, acc.u, cavg, coef, st.atoms, st.offsets[s] + s, n, st.mask, ws.nd[0], ws.dtags, ws.cnt,
-                   ws.idx, ws.val, st.order, y, ws.sy, z, ws.sz, ws.mark, acc.log_idx, acc.log_val, acc.log_n)
+    add_tree_delta(acc, cavg, coef, st, ws, st.offsets[s] + s, n, y, ws.sy, z, ws.sz, ws.mark)
 
 
 def _mix_init(st, ws, y, n):
@@ -343,9 +338,7 @@ def _mix_margin(st, ws, sc, y, lo, hi, n):
 
 
 def _mix_delta(st, ws, acc, cavg, coef, s, y, lo, hi, n):
-    add_tree_delta(acc.w, acc.u, cavg, coef, st.atoms, st.offsets[s] + s, n, st.mask, ws.nd[0], ws.dtags, ws.cnt,
-                   ws.idx, ws.val, st.order, y, ws.sy, ws.mix, ws.smix, ws.mix_mark, acc.log_idx, acc.log_val,
-                   acc.log_n)
+    add_tree_delta(acc, cavg, coef, st, ws, st.offsets[s] + s, n, y, ws.sy, ws.mix, ws.smix, ws.mix_mark)
 
 
 def _mix_reset(st, ws, y, lo, hi, n):
@@ -359,8 +352,8 @@ def _write_output(st, z, s, n, out):
 
 
 ops.register(TreeData, {
-    **OFFSET_OPS, ops.workspace: _workspace, ops.shares_scores: _shares_scores, ops.shared_scores: _scores,
-    ops.scores: _scores,    ops.decode: _decode_tree, ops.count_errors: _count_errors, ops.reference: _reference,
+    **OFFSET_OPS, ops.workspace: _workspace, ops.scores: _scores, ops.decode: _decode_tree,
+    ops.count_errors: _count_errors, ops.reference: _reference,
     ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
     ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
     ops.mix_reset: _mix_reset, ops.write_output: _write_output,

@@ -41,9 +41,8 @@ LatentWork = namedtuple("LatentWork", [*chain.ChainWork._fields, "forced", "E_fo
 
 def _workspace(st, beam_size, jj_width):
     c = chain.chain_workspace(st.maxlen, st.K, st.order, beam_size)
-    return LatentWork(c.E, c.T, c.T0, c.T2_order1, c.delta, c.bp, c.z, c.mix, c.width, c.tr_l, c.tr_p, c.tr_s,
-                      c.tr_g, c.sizes, c.ws_f, c.ws_i, c.ws_tmp, np.zeros(st.maxlen, INT),
-                      np.empty((st.maxlen, st.K), FLOAT))
+    return LatentWork(c.E, c.T, c.T0, c.T2_order1, c.delta, c.bp, c.z, c.mix, c.width, c.trace, c.beam,
+                      np.zeros(st.maxlen, INT), np.empty((st.maxlen, st.K), FLOAT))
 
 
 def _count_errors(st, s, z, n):
@@ -73,8 +72,8 @@ def _forced_decoding(st, ws, sc, s, z, n):
     for i in range(n):
         if st.label_n_states[st.gold[s0 + i]] == 0:
             return False, ws.forced
-    E, T, _ = sc
-    forced_viterbi(E, T, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta[:, 0, :],
+    T = sc.Tb if sc.shared else sc.Tc
+    forced_viterbi(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta[:, 0, :],
                    ws.bp[:, 0, :])
     return True, ws.forced
 

@@ -32,11 +32,14 @@ Forced prefix (LaSO restart, S1 §7). With ``start_step = s > 0`` the beams B_0.
 item [g_i] and search proceeds from B_{s-1} = [g_{s-1}] at step s. A learner doing LaSO runs the early selector,
 updates, recomputes the score arrays and calls the search again with ``start_step = i* + 1``.
 
-Workspace: ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,) with S the number of state
-keys; allocate once with :func:`beam_workspace` and reuse across calls (each call re-initialises what it needs).
+The buffers above form one :data:`Trace` value (:func:`new_trace`). Workspace (:data:`BeamWork`): ``ws_f`` float (S,),
+``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,) with S the number of state keys; allocate once with
+:func:`beam_workspace` and reuse across calls (each call re-initialises what it needs).
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -57,15 +60,29 @@ def beam_width(K, order, beam_size):
     return beam_size if beam_size < cap else cap
 
 
+#: The whole trace of one search (the module docstring's buffers), one value allocated by :func:`new_trace`; the
+#: selectors read ``top_score``, ``gold_score``, ``top_is_gold`` and ``gold_in_beam``.
+Trace = namedtuple("Trace", ["labels", "parents", "scores", "is_gold", "sizes", "top_score", "top_is_gold",
+                             "gold_score", "gold_in_beam"])
+
+#: The search's scratch: ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,).
+BeamWork = namedtuple("BeamWork", ["ws_f", "ws_i", "ws_tmp"])
+
+
+@njit(**NJIT)
+def new_trace(rows, width):
+    """A trace of ``rows`` steps and ``width`` items per step."""
+    return Trace(np.empty((rows, width), INT), np.empty((rows, width), INT), np.empty((rows, width), FLOAT),
+                 np.empty((rows, width), np.bool_), np.empty(rows, INT), np.empty(rows, FLOAT),
+                 np.empty(rows, np.bool_), np.empty(rows, FLOAT), np.empty(rows, np.bool_))
+
+
 @njit(**NJIT)
 def beam_workspace(K, order, width):
-    """Allocate ``(ws_f, ws_i, ws_tmp)`` for :func:`beam_search_into` with ``K`` labels and beam ``width``."""
+    """Allocate the :class:`BeamWork` of :func:`beam_search_into` with ``K`` labels and beam ``width``."""
     S = n_state_keys(K, order)
     m = width * K if width * K < S else S
-    ws_f = np.empty(S, FLOAT)
-    ws_i = np.empty((3, S), INT)
-    ws_tmp = np.empty(m + width, INT)
-    return ws_f, ws_i, ws_tmp
+    return BeamWork(np.empty(S, FLOAT), np.empty((3, S), INT), np.empty(m + width, INT))
 
 
 @njit(**NJIT)
@@ -108,11 +125,8 @@ def _sift_down(heap, h, ws_f):
 
 
 @njit(**NJIT)
-def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step,
-                     labels, parents, scores, is_gold, sizes,
-                     top_score, top_is_gold, gold_score, gold_in_beam,
-                     ws_f, ws_i, ws_tmp):
-    """Run beam search over the first ``n`` positions and write the trace (see the module docstring).
+def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, trace, work):
+    """Run beam search over the first ``n`` positions and write ``trace`` (see the module docstring).
 
     ``E`` (n, K); ``T1`` (n, K+1, K) is read when ``order == 1`` and ``T2`` (n, K+1, K+1, K) when ``order == 2``
     (pass any array of the right rank, e.g. shape (0, 0, 0), for the unused one). ``width`` must not exceed
@@ -120,6 +134,10 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step,
     ``start_step`` > 0 forces B_0..B_{start_step-1} to the gold prefix (requires gold).
     Returns the score of B_{n-1}[0] (0.0 for n = 0). O(n · width · K · log width).
     """
+    labels, parents, scores, is_gold, sizes = trace.labels, trace.parents, trace.scores, trace.is_gold, trace.sizes
+    top_score, top_is_gold, gold_score, gold_in_beam = (trace.top_score, trace.top_is_gold, trace.gold_score,
+                                                        trace.gold_in_beam)
+    ws_f, ws_i, ws_tmp = work
     S = n_state_keys(K, order)
     cap = width * K if width * K < S else S
     heap = ws_tmp[cap:cap + width]
