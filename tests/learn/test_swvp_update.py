@@ -1,4 +1,4 @@
-"""One SWVP update (learn/_swvp.py swvp_update through Perceptron) against its definition (ALGORITHMS.md §1).
+"""One SWVP update (learn/_swvp.py apply_update through Perceptron) against its definition (ALGORITHMS.md §1).
 
 Each check starts from hand-set or random weights on a one-sentence problem and runs one epoch, so the weight
 change is exactly one update; the expected change is computed from dense Φ vectors in tests/naive.py.

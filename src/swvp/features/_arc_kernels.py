@@ -67,9 +67,10 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def hstart(tid):
-    """Hash state after the template id."""
+    """Hash state after the template id (inlined: callers pass the id as a constant, and a compiled function would
+    be specialised once per template id)."""
     return (_SEED ^ np.uint64(tid)) * _K
 
 

@@ -1,11 +1,11 @@
-"""SWVP's update, written once for every structure (Dror & Reichart 2016 §3–5; ALGORITHMS.md §1).
+"""The update rules, written once for every structure: Collins' and SWVP's (Dror & Reichart 2016 §3–5;
+ALGORITHMS.md §1).
 
-``swvp_update`` is the skeleton: for each set J of JJ_x, the structure writes the mixed assignment m^J(z, y)
-(:mod:`swvp.learn.ops` ``mix_*``) and its margin w·ΔΦ(x, y, m^J) comes from the score arrays; ``choose_gamma``
+``apply_update`` applies either rule of the learner to a (reference, prediction) pair of size n (a prefix length
+under inexact search). SWVP's skeleton: for each set J of JJ_x, the structure writes the mixed assignment
+m^J(z, y) (:mod:`swvp.learn.ops` ``mix_*``) and its margin w·ΔΦ(x, y, m^J) comes from the score arrays; ``choose_gamma``
 forms the working set S and SetGamma's γ (§1.3–1.5: aggressive/balanced, WM/WMR, β, the CSP back-off when I^v is
 empty, condition (2) counted and optionally enforced); the update is Σ_{J∈S} γ_J ΔΦ(x, y, m^J).
-``apply_update`` applies either rule of the learner (Collins' full update or SWVP) to a (reference, prediction)
-pair of size n (a prefix length under inexact search).
 """
 
 from __future__ import annotations
@@ -197,14 +197,18 @@ def n_mix_sets(jj_kind, jj_ptr, n):
 
 
 @njit(**NJIT)
-def swvp_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
-    """One SWVP update for reference y and prediction z ≠ y of example s, size n (ALGORITHMS.md §1.5).
+def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
+    """The learner's update for reference y and prediction z ≠ y of example s, size n (a prefix length under
+    inexact search), with lazy averaging at example ``cavg``: Collins' w += ΔΦ(x, y, z), or SWVP (§1.5).
 
-    Margins of the mixed assignments come from the score arrays ``sc`` of the current weights; an empty I^v (or,
-    with ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``. ``scratch_i`` (2, W)
-    and ``scratch_f`` (3, W) hold I, S and γ (W ≥ max(n, |JJ_x|)).
+    SWVP: margins of the mixed assignments come from the score arrays ``sc`` of the current weights; an empty I^v
+    (or, with ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``. ``scratch_i``
+    (2, W) and ``scratch_f`` (3, W) hold I, S and γ (W ≥ max(n, |JJ_x|)).
     """
     ucfg_i = upd.ucfg_i
+    if ucfg_i[U_RULE] == RULE_FULL:
+        ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
+        return
     jj_kind = ucfg_i[U_JJ]
     include_equal = ucfg_i[U_INCLUDE_EQUAL] == 1
     eps = upd.ucfg_f[F_EPS]
@@ -238,12 +242,3 @@ def swvp_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratc
             if differs:
                 ops.mix_delta(st, ws, acc, cavg, gamma[q], s, y, lo, hi, n)
             ops.mix_reset(st, ws, y, lo, hi, n)
-
-
-@njit(**NJIT)
-def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
-    """w += ΔΦ(x, y, z) (Collins) or the SWVP update, for a pair of size n, with lazy averaging at example cavg."""
-    if upd.ucfg_i[U_RULE] == RULE_FULL:
-        ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
-    else:
-        swvp_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f)

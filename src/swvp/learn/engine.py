@@ -45,18 +45,18 @@ __all__ = ["CompiledProblem", "decode_corpus", "train_epoch"]
 
 
 # ------------------------------------------------------------------------------------------- one example
-def learn_example(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
     """Search example s (size n, score arrays ``sc``) and update on its violation(s); returns the update count."""
     raise NotImplementedError
 
 
-def predict(st, ws, sc, search, n, scratch):
+def predict(st, ws, ss, sc, search, n, scratch):
     """The search's output for an example (no gold): exact argmax, or the top of the final beam."""
     raise NotImplementedError
 
 
-def search_width(search):
-    """The beam width (0 for exact search)."""
+def search_space(st, search):
+    """The search's own buffers for structure st: none for exact search, the beam's (``ops.beam_space``)."""
     raise NotImplementedError
 
 
@@ -65,7 +65,7 @@ def _search_is(search, cls) -> bool:
 
 
 @overload(learn_example, jit_options=NJIT)
-def _learn_example(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
     if _search_is(search, ExactSearch):
         return _learn_exact
     if _search_is(search, BeamSearch):
@@ -73,25 +73,25 @@ def _learn_example(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scra
     return None
 
 
-@overload(predict, jit_options=NJIT)
-def _predict(st, ws, sc, search, n, scratch):
+@overload(predict, jit_options=NJIT, inline="always")
+def _predict(st, ws, ss, sc, search, n, scratch):
     if _search_is(search, ExactSearch):
-        return lambda st, ws, sc, search, n, scratch: ops.decode(st, ws, sc, n)
+        return lambda st, ws, ss, sc, search, n, scratch: ops.decode(st, ws, sc, n)
     if _search_is(search, BeamSearch):
         return _predict_beam
     return None
 
 
-@overload(search_width, jit_options=NJIT)
-def _search_width(search):
+@overload(search_space, jit_options=NJIT)
+def _search_space(st, search):
     if _search_is(search, ExactSearch):
-        return lambda search: 0
+        return lambda st, search: 0
     if _search_is(search, BeamSearch):
-        return lambda search: search.size
+        return lambda st, search: ops.beam_space(st, search.size)
     return None
 
 
-def _learn_exact(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
     """Exact search: z = argmax; on a mistake, update on (reference, z) (Collins 2002)."""
     z = ops.decode(st, ws, sc, n)
     wrong = ops.count_errors(st, s, z, n)
@@ -113,16 +113,16 @@ def _learn_exact(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratc
     return 1
 
 
-def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
     """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2)."""
     zp = scratch[2]
     eps = upd.ucfg_f[F_EPS]
     ok, y = ops.reference(st, ws, sc, s, zp, n)
     steps = ops.n_steps(st, n)
-    trace = ops.beam_search(st, ws, sc, n, y, True, 0)
+    trace = ops.beam_search(st, ss, sc, n, y, True, 0)
     sstats[B_SEARCHES] += 1
     z = scratch[3]
-    ops.backtrack(st, ws, steps - 1, z)
+    ops.backtrack(st, ss, steps - 1, z)
     wrong = ops.count_errors(st, s, z, n)
     stats[STAT_TOKENS] += n
     stats[STAT_TOKENS_WRONG] += wrong
@@ -138,7 +138,7 @@ def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch
         if i < 0:
             break
         m = i + 1
-        ops.backtrack(st, ws, i, zp)
+        ops.backtrack(st, ss, i, zp)
         V = trace.top_score[i] - trace.gold_score[i]
         ops.begin_update(st, ws, s, y, zp, m)
         margin = ops.margin(st, ws, sc, y, zp, m)  # w·ΔΦ(g_{i*}, t_{i*})
@@ -159,25 +159,24 @@ def _learn_beam(st, ws, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch
             break
         # LaSO: re-score under the new weights and search on from the gold prefix, B_i = [g_i] for i <= i*.
         sc = ops.scores(st, ws, acc.w, s, n)
-        trace = ops.beam_search(st, ws, sc, n, y, True, m)
+        trace = ops.beam_search(st, ss, sc, n, y, True, m)
         sstats[B_SEARCHES] += 1
     if wrong > 0 and made == 0:
         sstats[B_NO_UPDATE] += 1
     return made
 
 
-def _predict_beam(st, ws, sc, search, n, scratch):
+def _predict_beam(st, ws, ss, sc, search, n, scratch):
     z = scratch[3]
-    ops.beam_search(st, ws, sc, n, scratch[2][:0], False, 0)
-    ops.backtrack(st, ws, ops.n_steps(st, n) - 1, z)
+    ops.beam_search(st, ss, sc, n, scratch[2][:0], False, 0)
+    ops.backtrack(st, ss, ops.n_steps(st, n) - 1, z)
     return z
 
 
 # ----------------------------------------------------------------------------------------------- epochs
 @njit(**NJIT)
-def _scratch(st, jj_count):
-    """SWVP scratch (I, S, γ) and two prefix buffers, allocated once per epoch."""
-    steps = ops.n_steps(st, ops.max_size(st))
+def _scratch(steps, jj_count):
+    """SWVP scratch (I, S, γ) and two prefix buffers for up to ``steps`` search steps, allocated once per epoch."""
     width = max(steps + 1, jj_count)
     return (np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
             np.zeros(steps + 1, INT))
@@ -191,8 +190,9 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
     receives the index of the example of the epoch's k-th update and ``upd_example[2k+1]`` the log length after it
     (the voted perceptron replays the log); running out of room sets STAT_LOG_OVERFLOW.
     """
-    ws = ops.workspace(st, search_width(search), upd.jj_ptr.shape[0])
-    scratch = _scratch(st, upd.jj_ptr.shape[0])
+    ws = ops.workspace(st, upd.jj_ptr.shape[0])
+    ss = search_space(st, search)
+    scratch = _scratch(ops.n_steps(st, ops.max_size(st)), upd.jj_ptr.shape[0])
     c = c0
     n_upd = int(stats[STAT_UPDATES])  # an epoch may run in several chunks that share ``stats``
     for oi in range(perm.shape[0]):
@@ -201,8 +201,8 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
         if n == 0:
             c += 1
             continue
-        made = learn_example(st, ws, ops.scores(st, ws, acc.w, s, n), search, upd, acc, float(c), s, n, stats,
-                             sstats, scratch)
+        made = learn_example(st, ws, ss, ops.scores(st, ws, acc.w, s, n), search, upd, acc, float(c), s, n,
+                             stats, sstats, scratch)
         if made > 0 and upd_example.shape[0] > 0:
             if 2 * n_upd + 1 < upd_example.shape[0]:
                 upd_example[2 * n_upd] = c
@@ -219,13 +219,14 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
 @njit(**NJIT)
 def decode_corpus(st, search, w, out):
     """The search's output for every example under weights ``w``, written by the structure into ``out``."""
-    ws = ops.workspace(st, search_width(search), 0)
-    scratch = _scratch(st, 0)
+    ws = ops.workspace(st, 0)
+    ss = search_space(st, search)
+    scratch = _scratch(ops.n_steps(st, ops.max_size(st)), 0)
     for s in range(ops.n_examples(st)):
         n = ops.example_size(st, s)
         if n == 0:
             continue
-        z = predict(st, ws, ops.scores(st, ws, w, s, n), search, n, scratch)
+        z = predict(st, ws, ss, ops.scores(st, ws, w, s, n), search, n, scratch)
         ops.write_output(st, z, s, n, out)
 
 

@@ -11,7 +11,7 @@ A new structure must provide (``ws`` = its workspace, ``sc`` = its score arrays,
 ==========================================================  ======================================================
 ``n_examples(st)``, ``example_size(st, s)``, ``max_size(st)``  examples; size of example s (0: skipped); the largest
 ``n_steps(st, n)``                                          search steps of an example of size n (trace length)
-``workspace(st, beam_size, jj_width)``                      preallocated buffers (``beam_size`` 0: exact only)
+``workspace(st, jj_width)``                                 preallocated buffers of an epoch
 ``scores(st, ws, w, s, n) -> sc``                           fill the score arrays of example s from w
 ``decode(st, ws, sc, n) -> z``                              exact argmax
 ``count_errors(st, s, z, n)``                               wrong parts of z against the gold labels
@@ -22,10 +22,11 @@ A new structure must provide (``ws`` = its workspace, ``sc`` = its score arrays,
 ``mix_init / mix_set / mix_margin / mix_delta / mix_reset``  SWVP's mixed assignments m^J(z, y) (ALGORITHMS.md §1.1)
 ``write_output(st, z, s, n, out)``                          the decoded output into the flat output array
 optional, for greedy/beam search:
-``beam_search(st, ws, sc, n, y, track_gold, start)``         search, returning the trace (ALGORITHMS.md §2.1–2.3):
+``beam_space(st, beam_size) -> bs``                         the beam search's buffers (its trace among them)
+``beam_search(st, bs, sc, n, y, track_gold, start)``         search, returning the trace (ALGORITHMS.md §2.1–2.3):
                                                             per step ``top_score``, ``gold_score``, ``top_is_gold``,
                                                             ``gold_in_beam`` (what the selectors read)
-``backtrack(st, ws, i, out)``                               the top prefix of length i+1 into ``out``
+``backtrack(st, bs, i, out)``                               the top prefix of length i+1 into ``out``
 ==========================================================  ======================================================
 
 Prefix updates (inexact search) call ``margin``, ``delta`` and the mixing operations with ``n`` = the prefix
@@ -50,6 +51,11 @@ ExactSearch = namedtuple("ExactSearch", ["unused"])
 BeamSearch = namedtuple("BeamSearch", ["size", "select", "laso"])
 
 
+#: Operations small enough to be inlined into the engine's kernels at numba IR level (no compiled function of
+#: their own: fewer functions to compile per structure).
+INLINED = set()
+
+
 def implements(stub, cls):
     """Register ``impl`` (a plain Python function with the stub's parameter names) as ``stub`` for ``cls`` tuples."""
     def register(impl):
@@ -59,7 +65,7 @@ def implements(stub, cls):
                 return impl
             return None
         select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
-        overload(stub, jit_options=NJIT)(select)
+        overload(stub, jit_options=NJIT, inline="always" if stub in INLINED else "never")(select)
         return impl
     return register
 
@@ -96,5 +102,7 @@ mix_margin = _stub("mix_margin")
 mix_delta = _stub("mix_delta")
 mix_reset = _stub("mix_reset")
 write_output = _stub("write_output")
+beam_space = _stub("beam_space")
+INLINED.update({n_examples, example_size, max_size, n_steps})
 beam_search = _stub("beam_search")
 backtrack = _stub("backtrack")

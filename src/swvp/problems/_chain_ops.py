@@ -8,7 +8,9 @@ tracking). ΔΦ and margins touch only the positions where two label sequences d
 principle 2). SWVP's mixed assignment m^J(z, y) (ALGORITHMS.md §1.1) is y with the positions in J taken from z;
 its factors lie in the window lo..hi−1 = min J .. max J + order.
 
-The latent chain (:mod:`swvp.problems.latent`) reuses every operation here but the error count and the reference.
+A latent chain (:mod:`swvp.problems.latent`) is a chain over latent states with ``forced`` set: its errors are
+counted on the states' labels and its reference is found by forced decoding (Zhao & Huang; ALGORITHMS.md §7) —
+a different reference finder in front of the same update, so it shares every compiled kernel with the chain.
 """
 
 from __future__ import annotations
@@ -29,33 +31,42 @@ from swvp.model._kernels import add_delta, fill_scores, fill_shared, n_histories
 from swvp.problems._offsets import OFFSET_OPS
 
 #: A chain training set as kernels see it: features (CSR per token), sentence offsets, gold labels (empty when
-#: decoding only), K labels, the order, the transition block's offset in w and the longest sentence.
+#: decoding only), K labels (or latent states), the order, the transition block's offset in w, the longest
+#: sentence; for a latent chain (ALGORITHMS.md §7) each state's label, each label's number of states and
+#: ``forced`` = True: the reference is found by forced decoding (:func:`forced_viterbi`) instead of being the gold.
 ChainData = namedtuple("ChainData", ["fptr", "fids", "tptr", "tids", "offsets", "gold", "K", "order", "toff",
-                                     "maxlen"])
+                                     "maxlen", "state_label", "label_n_states", "forced"])
 
 #: The score arrays of one sentence: emissions E, transitions broadcast from one row (Tb, and Tb2 viewed as second
 #: order) or per position (Tc, Tc2), and which of the two is filled.
 ChainScores = namedtuple("ChainScores", ["E", "Tb", "Tb2", "Tc", "Tc2", "shared"])
 
-#: Buffers of one epoch: score arrays, Viterbi tables, the prediction, the mixed assignment and the beam search's
-#: trace (rows × width, width 0 under exact search) with its workspace.
-ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "width", "trace",
-                                     "beam"])
+#: Buffers of one epoch: score arrays, Viterbi tables, the prediction and the mixed assignment.
+ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "forced",
+                                     "E_forced"])
+
+#: What beam search adds (allocated only for it): the width, the trace and the search's scratch.
+ChainBeam = namedtuple("ChainBeam", ["width", "trace", "work"])
 
 
-def workspace(st, beam_size, jj_width):
-    return chain_workspace(st.maxlen, st.K, st.order, beam_size)
+def workspace(st, jj_width):
+    return chain_workspace(st.maxlen, st.K, st.order, st.forced)
 
 
 @njit(**NJIT)
-def chain_workspace(maxlen, K, order, beam_size):
-    """The buffers of a chain epoch for sentences of up to ``maxlen`` tokens (beam buffers when beam_size > 0)."""
+def chain_workspace(maxlen, K, order, forced):
+    """The buffers of a chain epoch for sentences of up to ``maxlen`` tokens (forced-decoding ones if ``forced``)."""
     H = n_histories(K, order)
-    width = beam_width(K, order, beam_size) if beam_size > 0 else 0
+    rows = maxlen if forced else 0
     return ChainWork(np.empty((maxlen, K), FLOAT), np.empty((maxlen, H, K), FLOAT), np.empty((1, H, K), FLOAT),
                      np.zeros((1, 1, 1, 1), FLOAT), np.empty((maxlen, K + 1, K), FLOAT),
-                     np.zeros((maxlen, K + 1, K), INT), np.zeros(maxlen, INT), np.zeros(maxlen, INT), width,
-                     new_trace(maxlen if beam_size > 0 else 0, width), beam_workspace(K, order, max(width, 1)))
+                     np.zeros((maxlen, K + 1, K), INT), np.zeros(maxlen, INT), np.zeros(maxlen, INT),
+                     np.zeros(rows, INT), np.empty((rows, K), FLOAT))
+
+
+def beam_space(st, beam_size):
+    width = beam_width(st.K, st.order, beam_size)
+    return ChainBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width))
 
 
 def scores(st, ws, w, s, n):
@@ -109,8 +120,14 @@ def window_difference(st, sc, y, z, lo, hi, n):
 
 
 def count_errors(st, s, z, n):
+    """Tokens whose label (for a latent chain: whose state's label) differs from the gold label."""
     s0 = st.offsets[s]
     wrong = 0
+    if st.forced:
+        for i in range(n):
+            if st.state_label[z[i]] != st.gold[s0 + i]:
+                wrong += 1
+        return wrong
     for i in range(n):
         if z[i] != st.gold[s0 + i]:
             wrong += 1
@@ -118,8 +135,28 @@ def count_errors(st, s, z, n):
 
 
 def reference(st, ws, sc, s, z, n):
+    """The gold labels, or for a latent chain forced decoding (False: a gold label no state carries; skipped)."""
     s0 = st.offsets[s]
-    return True, st.gold[s0:s0 + n]
+    if not st.forced:
+        return True, st.gold[s0:s0 + n]
+    for i in range(n):
+        if st.label_n_states[st.gold[s0 + i]] == 0:
+            return False, ws.forced[:n]
+    T = sc.Tb if sc.shared else sc.Tc
+    forced_viterbi(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta[:, 0, :],
+                   ws.bp[:, 0, :])
+    return True, ws.forced[:n]
+
+
+@njit(**NJIT)
+def forced_viterbi(E, T, n, state_label, gold, E_forced, out, delta, bp):
+    """d* = argmax over the state sequences whose labels are ``gold[:n]`` (Zhao & Huang's forced decoding): Viterbi
+    over E with every state of another label at −∞ (copied into ``E_forced``; E stays, for SWVP's margins)."""
+    for i in range(n):
+        g = gold[i]
+        for h in range(state_label.shape[0]):
+            E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
+    viterbi1(E_forced, T, n, state_label.shape[0], out, delta, bp)
 
 
 def no_update_setup(st, ws, s, y, z, n):
@@ -190,16 +227,16 @@ def write_output(st, z, s, n, out):
         out[s0 + i] = z[i]
 
 
-def beam_search(st, ws, sc, n, y, track_gold, start):
-    """Beam search with DP merging and gold tracking; returns the trace (kept in the workspace)."""
+def beam_search(st, bs, sc, n, y, track_gold, start):
+    """Beam search with DP merging and gold tracking; returns the trace."""
     T = sc.Tb if sc.shared else sc.Tc  # one view type for both layouts: a single compiled beam search
     T2 = sc.Tb2 if sc.shared else sc.Tc2
-    beam_search_into(sc.E, T, T2, st.order, n, st.K, ws.width, y, track_gold, start, ws.trace, ws.beam)
-    return ws.trace
+    beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, y, track_gold, start, bs.trace, bs.work)
+    return bs.trace
 
 
-def backtrack(st, ws, i, out):
-    beam_backtrack(ws.trace.labels, ws.trace.parents, i, 0, out)
+def backtrack(st, bs, i, out):
+    beam_backtrack(bs.trace.labels, bs.trace.parents, i, 0, out)
 
 
 #: Every operation of a chain, registered for ``ChainData`` here and reused by the latent chain.
@@ -208,7 +245,8 @@ CHAIN_OPS = {
     ops.count_errors: count_errors, ops.reference: reference, ops.begin_update: no_update_setup,
     ops.end_update: no_update_setup, ops.margin: margin, ops.delta: delta, ops.mix_init: mix_init,
     ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta, ops.mix_reset: mix_reset,
-    ops.write_output: write_output, ops.beam_search: beam_search, ops.backtrack: backtrack,
+    ops.write_output: write_output, ops.beam_space: beam_space, ops.beam_search: beam_search,
+    ops.backtrack: backtrack,
 }
 
 ops.register(ChainData, CHAIN_OPS)

@@ -236,7 +236,7 @@ def _single(A, offsets, order, mask, n_tags):
 def sentence_scores(w, A, offsets, s, order, mask, n_tags):
     """Arc and sibling score arrays of sentence ``s`` (copies), for inspection and tests."""
     st = _single(A, offsets, order, mask, n_tags)
-    arc, sib = ops.scores(st, ops.workspace(st, 0, 0), w, s, offsets[s + 1] - offsets[s])
+    arc, sib = ops.scores(st, ops.workspace(st, 0), w, s, offsets[s + 1] - offsets[s])
     return arc.copy(), sib.copy()
 
 
@@ -245,7 +245,7 @@ def tree_delta_into(w, A, offsets, s, order, mask, n_tags, coef, y, z):
     """w += coef·(Φ(y) − Φ(z)) for two head vectors of sentence ``s`` (any head vectors, trees or not), through the
     engine's own operations (marks, siblings and tag counts, then ``delta``); no averaging."""
     st = _single(A, offsets, order, mask, n_tags)
-    ws = ops.workspace(st, 0, 0)
+    ws = ops.workspace(st, 0)
     n = offsets[s + 1] - offsets[s]
     acc = Accum(w, np.zeros(w.shape[0]), np.zeros(0, INT), np.zeros(0), np.zeros(1, INT))
     ops.begin_update(st, ws, s, y, z, n)
@@ -254,7 +254,7 @@ def tree_delta_into(w, A, offsets, s, order, mask, n_tags, coef, y, z):
 
 
 # ------------------------------------------------------------------------------------------- engine operations
-def _workspace(st, beam_size, jj_width):
+def _workspace(st, jj_width):
     maxlen = st.maxlen
     N = maxlen + 1
     order = st.order

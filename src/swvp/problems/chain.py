@@ -13,6 +13,8 @@ from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.problems._chain_ops import ChainData
 
+_NO_STATES = np.zeros(0, INT)  # a chain whose outputs are its labels (no latent states)
+
 
 def _max_len(offsets: np.ndarray) -> int:
     return max(1, int(np.diff(offsets).max())) if offsets.shape[0] > 1 else 1
@@ -57,7 +59,7 @@ class SequenceProblem(CompiledProblem):
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
         return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_labels, self.order,
-                         self.layout.toff, _max_len(f.offsets))
+                         self.layout.toff, _max_len(f.offsets), _NO_STATES, _NO_STATES, False)
 
     def output_size(self) -> int:
         return self.features.n_tokens

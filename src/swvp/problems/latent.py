@@ -14,72 +14,17 @@ interchangeable, every tie goes to the first one, and the others come into play 
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
-from numba import njit
 
-from swvp._config import FLOAT, INT, NJIT
+from swvp._config import FLOAT, INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.inference._kernels.viterbi import viterbi1
-from swvp.learn import ops
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
-from swvp.problems import _chain_ops as chain
+from swvp.problems._chain_ops import ChainData, forced_viterbi  # noqa: F401 — forced decoding, re-exported
 from swvp.problems.chain import SequenceProblem, _max_len, checked_labels
-
-#: A chain over latent states (the chain's fields, K = number of states, order 1) with each state's label and
-#: each label's number of states; ``gold`` holds labels.
-LatentData = namedtuple("LatentData", [*chain.ChainData._fields, "state_label", "label_n_states"])
-
-#: The chain's workspace plus the forced-decoding buffers.
-LatentWork = namedtuple("LatentWork", [*chain.ChainWork._fields, "forced", "E_forced"])
-
-
-def _workspace(st, beam_size, jj_width):
-    c = chain.chain_workspace(st.maxlen, st.K, st.order, beam_size)
-    return LatentWork(c.E, c.T, c.T0, c.T2_order1, c.delta, c.bp, c.z, c.mix, c.width, c.trace, c.beam,
-                      np.zeros(st.maxlen, INT), np.empty((st.maxlen, st.K), FLOAT))
-
-
-def _count_errors(st, s, z, n):
-    """Tokens whose state's label differs from the gold label."""
-    s0 = st.offsets[s]
-    wrong = 0
-    for i in range(n):
-        if st.state_label[z[i]] != st.gold[s0 + i]:
-            wrong += 1
-    return wrong
-
-
-@njit(**NJIT)
-def forced_viterbi(E, T, n, state_label, gold, E_forced, out, delta, bp):
-    """d* = argmax over the state sequences whose labels are ``gold[:n]``: Viterbi over E with every state of
-    another label at −∞ (copied into ``E_forced``; E is left as it is, for the margins of SWVP)."""
-    for i in range(n):
-        g = gold[i]
-        for h in range(state_label.shape[0]):
-            E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
-    viterbi1(E_forced, T, n, state_label.shape[0], out, delta, bp)
-
-
-def _forced_decoding(st, ws, sc, s, z, n):
-    """The reference finder: forced decoding (False: some gold label has no state, the example is skipped)."""
-    s0 = st.offsets[s]
-    for i in range(n):
-        if st.label_n_states[st.gold[s0 + i]] == 0:
-            return False, ws.forced
-    T = sc.Tb if sc.shared else sc.Tc
-    forced_viterbi(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta[:, 0, :],
-                   ws.bp[:, 0, :])
-    return True, ws.forced
-
-
-ops.register(LatentData, {**chain.CHAIN_OPS, ops.workspace: _workspace, ops.count_errors: _count_errors,
-                          ops.reference: _forced_decoding})
 
 
 class LatentSequenceProblem(CompiledProblem):
@@ -120,11 +65,11 @@ class LatentSequenceProblem(CompiledProblem):
         table.w[:] = np.random.default_rng(random_state).normal(0.0, scale, self.weight_size)
         return table
 
-    def structure(self, for_training: bool = False) -> LatentData:
+    def structure(self, for_training: bool = False) -> ChainData:
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
-        return LatentData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, 1, self.layout.toff,
-                          _max_len(f.offsets), self.state_label, self.label_n_states)
+        return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, 1, self.layout.toff,
+                         _max_len(f.offsets), self.state_label, self.label_n_states, True)
 
     def output_size(self) -> int:
         return self.features.n_tokens
