@@ -6,7 +6,10 @@ Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`re
 * a UTF-8 byte order mark (BOM) at the start of a file is rejected (``DataError`` at line 1): CoNLL-U forbids it and
   silently stripping it would make a written file differ from the one read;
 * line endings must be ``\\n``: the first ``\\r\\n`` (or lone ``\\r``) raises ``DataError`` at its line, with a hint to
-  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical.
+  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical;
+* no C0 control character other than tab and newline (NUL, form feed, escape, ... and DEL): valid UTF-8 as they are,
+  they mark binary or UTF-16 content, never a corpus (C1 characters U+0080-U+009F do occur in real treebanks, as
+  mis-decoded cp1252 quotes, and are kept).
 
 Lines are split on ``\\n`` only (never ``str.splitlines``, which also breaks at U+2028, ``\\x0c`` ... inside tokens).
 """
@@ -17,6 +20,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import tempfile
 import zlib
 from pathlib import Path
@@ -27,6 +31,7 @@ from swvp.exceptions import DataError
 PathLike = str | os.PathLike
 
 _BOM = "\ufeff"
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _suffix(path: PathLike) -> str:
@@ -77,6 +82,13 @@ def decode_text(data: bytes, file: str) -> str:
         if text.startswith("\r\n", cr):
             raise DataError(file, line, "CRLF line ending; convert with dos2unix")
         raise DataError(file, line, "carriage return (\\r) inside a line; lines must end with \\n only")
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        at = bad.start()
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise DataError(file, line, f"control character U+{ord(bad.group()):04X} at column {col}: binary or UTF-16 "
+                        "content, not a UTF-8 text corpus")
     return text
 
 
