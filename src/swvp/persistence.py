@@ -74,6 +74,9 @@ def _json_safe(obj):
 
 def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """Read a model file; returns ``(meta, arrays)``. Raises :class:`ModelFormatError` on any defect."""
+    import struct  # local: the module's imports are edited elsewhere
+    import zlib
+
     path = Path(path)
     if not path.is_file():
         raise ModelFormatError(f"{path}: no such model file")
@@ -85,7 +88,10 @@ def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, 
             arrays = {name: npz[name] for name in npz.files if name != _META}
     except ModelFormatError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError) as err:
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError,
+            zlib.error, struct.error, NotImplementedError, RuntimeError) as err:
+        # zlib: damaged deflate data; NotImplementedError / RuntimeError: a header flag flipped to another
+        # compression method or to "encrypted"; RuntimeError also covers RecursionError (deeply nested JSON)
         raise ModelFormatError(f"{path}: damaged or unreadable model file ({err})") from err
     if not isinstance(meta, dict) or "format_version" not in meta:
         raise ModelFormatError(f"{path}: model header lacks a format version")

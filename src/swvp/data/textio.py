@@ -2,7 +2,8 @@
 
 Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`read_text` or :func:`decode_text`):
 
-* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte;
+* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte
+  (UTF-16/32 files, recognised by their byte order mark or NUL bytes, are named as such);
 * a UTF-8 byte order mark (BOM) at the start of a file is rejected (``DataError`` at line 1): CoNLL-U forbids it and
   silently stripping it would make a written file differ from the one read;
 * line endings must be ``\\n``: the first ``\\r\\n`` (or lone ``\\r``) raises ``DataError`` at its line, with a hint to
@@ -66,9 +67,15 @@ def read_bytes(path: PathLike) -> bytes:
 
 def decode_text(data: bytes, file: str) -> str:
     """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module; ``file`` names errors."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(file, 1, "UTF-16 or UTF-32 byte order mark: re-encode the file as UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        nul = data.find(b"\x00", 0, exc.start)
+        if nul >= 0:  # UTF-16/32 text decodes as garbage up to some byte; its NUL bytes say what it is
+            raise DataError(file, data.count(b"\n", 0, nul) + 1, "NUL byte: UTF-16, UTF-32 or binary content, "
+                            "not UTF-8 text; re-encode the file as UTF-8") from None
         line = data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise DataError(
