@@ -11,7 +11,6 @@ import io
 import json
 import os
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +84,11 @@ def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, 
             arrays = {name: npz[name] for name in npz.files if name != _META}
     except ModelFormatError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, UnicodeDecodeError) as err:
+    except Exception as err:  # noqa: BLE001
+        # Only reading and parsing happen above, so any failure means a damaged file. Damaged bytes surface as
+        # many types besides OSError / ValueError / BadZipFile: zlib.error (deflate data), NotImplementedError and
+        # RuntimeError (zip flags flipped to another method / "encrypted"), tokenize.TokenError (a .npy header),
+        # RecursionError (deeply nested JSON), struct.error, MemoryError (a huge claimed shape).
         raise ModelFormatError(f"{path}: damaged or unreadable model file ({err})") from err
     if not isinstance(meta, dict) or "format_version" not in meta:
         raise ModelFormatError(f"{path}: model header lacks a format version")

@@ -154,20 +154,22 @@ def _cmd_pcfg(args) -> int:
 
 def _load_any(path):
     """A model of any kind, by the kind recorded in its header."""
+    from swvp.exceptions import ModelFormatError
     from swvp.persistence import load_model
 
     meta, _ = load_model(path)
     kind = meta.get("kind")
-    if kind == "sequence-tagger":
-        from swvp.tasks.tagger import SequenceTagger
+    try:
+        if kind == "sequence-tagger":
+            from swvp.tasks.tagger import SequenceTagger
 
-        return kind, SequenceTagger.load(path)
-    if kind == "graph-parser":
-        from swvp.tasks.graph_parser import GraphDependencyParser
+            return kind, SequenceTagger.load(path)
+        if kind == "graph-parser":
+            from swvp.tasks.graph_parser import GraphDependencyParser
 
-        return kind, GraphDependencyParser.load(path)
-    from swvp.exceptions import ModelFormatError
-
+            return kind, GraphDependencyParser.load(path)
+    except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check
+        raise ModelFormatError(f"{path}: inconsistent model file ({err!r})") from err
     raise ModelFormatError(f"{path}: unknown model kind {kind!r}")
 
 

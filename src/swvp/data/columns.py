@@ -11,9 +11,9 @@ is kept line by line so that :func:`write_columns` changes only the label column
 
 Validation (each a :class:`~swvp.exceptions.DataError` with file and 1-based line): the :mod:`swvp.data.textio`
 policy (UTF-8, no BOM, no CR); an empty file or one without sentences; a whitespace-only line; an empty column
-(two spaces in a row, a leading or trailing space); a token line whose column count differs from the first token
-line's; fewer than two columns; a label that is not ``O``, ``B-X`` or ``I-X``; a ``-DOCSTART-`` line inside a sentence,
-or any ``-DOCSTART-`` line in a ``conll2000`` file.
+(two spaces in a row, a leading or trailing space); other whitespace (NBSP, U+3000, ...) anywhere; a token line
+whose column count differs from the first token line's; fewer than two columns; a label that is not ``O``, ``B-X``
+or ``I-X``; a ``-DOCSTART-`` line inside a sentence, or any ``-DOCSTART-`` line in a ``conll2000`` file.
 """
 
 from __future__ import annotations
@@ -127,6 +127,9 @@ def parse_columns(text: str, *, fmt: str = "conll2000", file: str | None = None)
                 raise DataError(file, ln, "line holds only whitespace; separate sentences by empty lines")
             raise DataError(file, ln, "empty column: columns must be separated by single spaces, without "
                             "leading or trailing spaces")
+        if line.split() != cols:  # whitespace other than the single-space separator (NBSP, U+3000, ...)
+            raise DataError(file, ln, f"whitespace inside a column ({line!r}); columns must be separated by single "
+                            "spaces and hold none")
         if n_columns == 0:
             if len(cols) < 2:
                 raise DataError(file, ln, f"found {len(cols)} column; need at least a word and a label")

@@ -12,12 +12,21 @@ Validation (every failure is a :class:`~swvp.exceptions.DataError` with the file
 
 * file level (see :mod:`swvp.data.textio`): invalid UTF-8, a BOM, CRLF / CR line endings; an empty file; a file
   without any sentence; a line holding only whitespace;
-* token lines: a column count other than 10; an ID that is not an integer, a range ``a-b`` or an empty node ``k.m``;
+* token lines: a column count other than 10; an empty column (two tabs in a row, a tab at either end: the format
+  writes ``_`` for a missing value); a column with leading or trailing whitespace, or whitespace inside any column
+  but FORM, LEMMA and MISC; an ID that is not an integer, a range ``a-b`` or an empty node ``k.m``;
   word IDs not running ``1..n`` in order; ranges that do not start at the next word, overlap or run past the last
   word; empty nodes out of place; a HEAD that is neither ``_`` nor an integer, or outside ``0..n``;
 * sentence shape: comment lines after the first token line; a sentence without words;
 * gold trees (``read_conllu(..., validate_trees=True)`` or :func:`check_trees`): a missing HEAD (``_``), more than one
   word with HEAD 0, a cycle (which includes "no root"); the error names the offending word's line.
+
+Policy for the HEAD and DEPREL columns, the same for ``train``, ``predict`` and ``evaluate``: every read checks that the
+file is CoNLL-U, whatever the task, so a malformed HEAD (not ``_`` or an integer in ``0..n``) or an empty DEPREL is an
+error for a tagger too; a predicted file is written back with those columns verbatim, and a tagger must not emit an
+invalid file. The *shape* of the trees (one root, no cycle) is checked only where trees are used: training or
+evaluating a parser. A tagger therefore accepts gold files with cyclic or multi-rooted trees, and the error for a
+malformed HEAD names the column and says how to run a tagger on such a file (write ``_`` in HEAD).
 """
 
 from __future__ import annotations
@@ -53,8 +62,13 @@ __all__ = [
 ]
 
 N_COLUMNS = 10
+COLUMN_NAMES = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 #: Column index (0-based) of each replaceable field.
 _UPOS, _XPOS, _HEAD, _DEPREL = 3, 4, 6, 7
+#: Columns that may hold spaces inside (UD v2: FORM, LEMMA; MISC values are free text).
+_SPACED = frozenset((1, 2, 9))
+_HEAD_HINT = ("; HEAD (column 7) must be '_' or a word ID in every CoNLL-U file, also for tagging: "
+              "write '_' in HEAD if the file has no trees")
 
 # IDs and HEADs are small integers repeated across the file: memoise the library's parsers (errors are not cached).
 _parse_id = functools.lru_cache(maxsize=8192)(parse_id_value)
@@ -208,6 +222,8 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
         if len(cols) != N_COLUMNS:
             hint = " (columns must be separated by tabs)" if len(cols) < N_COLUMNS and " " in line else ""
             raise DataError(file, ln, f"expected {N_COLUMNS} tab-separated columns, found {len(cols)}{hint}")
+        if line.split() != cols:  # an empty column or whitespace in one (rare: the str methods run in C)
+            _check_columns(cols, file, ln)
         try:
             tid = _parse_id(cols[0])
         except ParseException:
@@ -223,9 +239,10 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
                 try:
                     h = _parse_int(head)
                 except ParseException:
-                    raise DataError(file, ln, f"HEAD {head!r} is not an integer") from None
+                    raise DataError(file, ln, f"HEAD {head!r} is not an integer{_HEAD_HINT}") from None
                 if h < 0:
-                    raise DataError(file, ln, f"HEAD {h} out of range (must be 0 for the root or a word ID)")
+                    raise DataError(file, ln, f"HEAD {h} out of range (must be 0 for the root or a word ID)"
+                                    + _HEAD_HINT)
             forms.append(cols[1])
             lemmas.append(cols[2])
             upos.append(cols[_UPOS])
@@ -262,11 +279,24 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
             raise DataError(file, ln, f"multiword token range ends at {b}, after the last word {n}")
     if max(heads) > n:
         d = next(d for d in range(1, n + 1) if heads[d] > n)
-        raise DataError(file, line_numbers[d - 1], f"HEAD {heads[d]} out of range 0..{n}")
+        raise DataError(file, line_numbers[d - 1], f"HEAD {heads[d]} out of range 0..{n}{_HEAD_HINT}")
     head_array = None if heads.count(-1) == n + 1 else np.array(heads, dtype=INT)
     return ConlluSentence(
         forms, lemmas, upos, xpos, head_array, deprels, line_numbers, lines[start:end], word_rows, start + 1
     )
+
+
+def _check_columns(cols: list[str], file: str | None, ln: int) -> None:
+    """Raise ``DataError`` for an empty column or misplaced whitespace in a token line."""
+    for j, value in enumerate(cols):
+        name = f"{COLUMN_NAMES[j]} (column {j + 1})"
+        if not value:
+            raise DataError(file, ln, f"{name} is empty (two tabs in a row, or a tab at the start or end of the "
+                            "line); CoNLL-U writes '_' for a missing value")
+        if value.strip() != value:
+            raise DataError(file, ln, f"{name} {value!r} has leading or trailing whitespace")
+        if j not in _SPACED and any(c.isspace() for c in value):
+            raise DataError(file, ln, f"{name} {value!r} holds whitespace (only FORM, LEMMA and MISC may)")
 
 
 # ------------------------------------------------------------------------------------------------------ tree checks
@@ -309,15 +339,19 @@ def find_tree_error(heads: Sequence[int] | np.ndarray) -> tuple[int, str] | None
     return None
 
 
+_TREE_HINT = " (HEAD, column 7: training or evaluating a parser needs gold trees; taggers do not check them)"
+
+
 def check_trees(corpus: ConlluCorpus) -> None:
     """Raise ``DataError`` at the first word whose HEAD keeps its sentence from being a single-rooted tree."""
     for sent in corpus.sentences:
         if sent.heads is None:
-            raise DataError(corpus.path, sent.line_numbers[0], "HEAD is missing ('_') in the whole sentence")
+            msg = "HEAD is missing ('_') in the whole sentence"
+            raise DataError(corpus.path, sent.line_numbers[0], msg + _TREE_HINT)
         problem = find_tree_error(sent.heads)
         if problem is not None:
             d, msg = problem
-            raise DataError(corpus.path, sent.line_numbers[d - 1], msg)
+            raise DataError(corpus.path, sent.line_numbers[d - 1], msg + _TREE_HINT)
 
 
 # ----------------------------------------------------------------------------------------------------------- writing

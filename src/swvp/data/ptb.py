@@ -18,9 +18,11 @@ Words keep the treebank's escapes (``1\\/2``, ``-LRB-``). File ids are member na
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
 import tarfile
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +111,7 @@ def _members(path: PathLike, suffixes: tuple[str, ...], files: Iterable[str] | N
                         found.append((member.name, tar.extractfile(member).read()))
         except FileNotFoundError:
             raise
-        except (tarfile.TarError, EOFError, OSError) as exc:
+        except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
             raise DataError(os.fspath(root), None, f"cannot read archive: {exc}") from None
         found.sort()
         _check_wanted(root, wanted, [name for name, _ in found])
@@ -315,6 +317,8 @@ def _parse_dp(text: str, file: str, fileid: str, validate_trees: bool) -> list[D
             raise DataError(file, ln, f"expected 3 tab-separated columns (word, tag, head), found {len(cols)}")
         if not cols[0] or not cols[1]:
             raise DataError(file, ln, "empty word or tag")
+        if line.split() != cols:
+            raise DataError(file, ln, "whitespace inside a column; columns are separated by single tabs and hold none")
         rows.append((cols, ln))
     close()
     if not sentences:

@@ -2,11 +2,15 @@
 
 Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`read_text` or :func:`decode_text`):
 
-* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte;
+* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte
+  (UTF-16/32 files, recognised by their byte order mark or NUL bytes, are named as such);
 * a UTF-8 byte order mark (BOM) at the start of a file is rejected (``DataError`` at line 1): CoNLL-U forbids it and
   silently stripping it would make a written file differ from the one read;
 * line endings must be ``\\n``: the first ``\\r\\n`` (or lone ``\\r``) raises ``DataError`` at its line, with a hint to
-  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical.
+  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical;
+* no C0 control character other than tab and newline (NUL, form feed, escape, ... and DEL): valid UTF-8 as they are,
+  they mark binary or UTF-16 content, never a corpus (C1 characters U+0080-U+009F do occur in real treebanks, as
+  mis-decoded cp1252 quotes, and are kept).
 
 Lines are split on ``\\n`` only (never ``str.splitlines``, which also breaks at U+2028, ``\\x0c`` ... inside tokens).
 """
@@ -17,6 +21,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import tempfile
 import zlib
 from pathlib import Path
@@ -27,6 +32,7 @@ from swvp.exceptions import DataError
 PathLike = str | os.PathLike
 
 _BOM = "\ufeff"
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _suffix(path: PathLike) -> str:
@@ -61,9 +67,15 @@ def read_bytes(path: PathLike) -> bytes:
 
 def decode_text(data: bytes, file: str) -> str:
     """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module; ``file`` names errors."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(file, 1, "UTF-16 or UTF-32 byte order mark: re-encode the file as UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        nul = data.find(b"\x00", 0, exc.start)
+        if nul >= 0:  # UTF-16/32 text decodes as garbage up to some byte; its NUL bytes say what it is
+            raise DataError(file, data.count(b"\n", 0, nul) + 1, "NUL byte: UTF-16, UTF-32 or binary content, "
+                            "not UTF-8 text; re-encode the file as UTF-8") from None
         line = data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise DataError(
@@ -77,6 +89,13 @@ def decode_text(data: bytes, file: str) -> str:
         if text.startswith("\r\n", cr):
             raise DataError(file, line, "CRLF line ending; convert with dos2unix")
         raise DataError(file, line, "carriage return (\\r) inside a line; lines must end with \\n only")
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        at = bad.start()
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise DataError(file, line, f"control character U+{ord(bad.group()):04X} at column {col}: binary or UTF-16 "
+                        "content, not a UTF-8 text corpus")
     return text
 
 
