@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from swvp._version import __version__
 from swvp.exceptions import ModelFormatError
 
 FORMAT_VERSION = 1
@@ -45,8 +46,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def save_model(path: str | os.PathLike, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     """Save ``arrays`` and a JSON-serialisable ``meta`` as one model file of the given ``kind``."""
-    from swvp import __version__
-
     header = {"format_version": FORMAT_VERSION, "library_version": __version__, "kind": kind, **meta}
     if _META in arrays:
         raise ValueError(f"array name {_META!r} is reserved")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swvp._config import FLOAT, INT
+from swvp._params import Params
 from swvp.learn import _beam_kernels as B
 from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
@@ -71,7 +72,7 @@ class TrainResult:
         return self.weights.averaged() if averaged else self.weights.current()
 
 
-class Perceptron:
+class Perceptron(Params):
     """A structured perceptron with a swappable search and update rule.
 
     Parameters
@@ -104,11 +105,6 @@ class Perceptron:
         self.random_state = random_state
         self.track_train_accuracy = track_train_accuracy
         self.mixing = mixing
-
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("search", "update", "average", "voted", "epochs",
-                                              "stop_when_separated", "shuffle", "random_state",
-                                              "track_train_accuracy", "mixing")}
 
     def resolved(self) -> tuple[Exact, Full | WeightedViolations]:
         """The search and update objects (names resolved through the registries)."""

@@ -14,14 +14,16 @@ laso            early, then restart the same example from the gold prefix, updat
 ==============  =================================================================================================
 
 The update rule is chosen independently (DESIGN.md: two orthogonal axes): ``Full`` and ``WeightedViolations``
-both apply to the selected prefix pair. These objects are plain configuration; :attr:`select_code` and
-:attr:`size` are what the compiled epoch reads.
+both apply to the selected prefix pair. These objects are plain, immutable configuration (``get_params`` /
+``set_params`` as scikit-learn, the latter returning a copy); :attr:`select_code` and :attr:`size` are what the
+compiled epoch reads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from swvp._params import FrozenParams
 from swvp.learn.selectors import SELECTOR_CODES
 
 #: Integer code of LaSO for the compiled beam epoch (the selector codes of :mod:`swvp.learn.selectors` are 0–4).
@@ -40,7 +42,7 @@ def _select_code(select: str) -> int:
 
 
 @dataclass(frozen=True)
-class Exact:
+class Exact(FrozenParams):
     """Exact inference: z = argmax_{z ∈ GEN(x)} w·Φ(x, z); update when z ≠ y (Collins 2002)."""
 
     name = "exact"
@@ -50,7 +52,7 @@ class Exact:
 
 
 @dataclass(frozen=True)
-class Beam:
+class Beam(FrozenParams):
     """Beam search of width ``size`` with update selection ``select`` (Huang, Fayong & Guo 2012, Alg. 7).
 
     Parameters
