@@ -6,7 +6,6 @@ any learner of the core (CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
