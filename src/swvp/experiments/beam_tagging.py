@@ -33,6 +33,7 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact
 from swvp.learn.sequence import SequenceProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.plots import save_figure
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")
 OPTIONAL_METHODS = ("laso",)
@@ -223,7 +224,7 @@ def run(beams=BEAMS, data: str = "ewt", epochs: int = 15, out: str | os.PathLike
     report["claims"] = claims(report)
     report["meta"]["wall_s"] = round(time.perf_counter() - t0, 2)
     if out is not None:
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -324,15 +325,6 @@ def format_table(report: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- plots
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
-
-
 def plot(report: dict, directory: str | os.PathLike) -> list[Path]:
     """Figure 4 and 5 analogs, one panel per beam size plus a summary panel over beam sizes.
 
@@ -401,7 +393,7 @@ def plot(report: dict, directory: str | os.PathLike) -> list[Path]:
                                     "invalid-update ratio per epoch (w·ΔΦ > 0 before the update)"), fontsize=10)
         fig.tight_layout()
         path = directory / f"beam_tagging_{data}_{fname}.png"
-        _save(fig, path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 

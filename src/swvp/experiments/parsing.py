@@ -39,6 +39,7 @@ from swvp.features.arc import ArcFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.tree import TreeProblem
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.plots import save_figure
 
 BETAS = tuple(np.round(np.arange(0.5, 5.01, 0.5), 2).tolist())
 TOP_TOLERANCE = 0.1  # UAS points: "within 0.1% of the best development data result"
@@ -263,7 +264,7 @@ def run(languages=LANGUAGES, orders=(1, 2), out: str | os.PathLike | None = None
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         atomic_write_text(out / "parsing.json", json.dumps(report, indent=1))
         plot(report, out / "parsing.png")
@@ -392,7 +393,4 @@ def plot(report: dict, path: str | os.PathLike) -> None:
         ax.set_title(f"{'first' if o == 1 else 'second'}-order parsing", fontsize=10)
     axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
     fig.tight_layout()
-    tmp = Path(str(path) + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)
