@@ -141,6 +141,13 @@ class SequenceTagger(Estimator):
             return np.fromiter((idx[t] for t in flat), INT, len(flat))
         return np.fromiter((idx.get(t, -1) for t in flat), INT, len(flat))
 
+    def prepare(self, X, y=None, *, extra=None) -> SequenceProblem:
+        """The fitted templates' features of sentences ``X`` (and labels ``y``, an unseen label as -1) as a
+        :class:`~swvp.learn.sequence.SequenceProblem`, to decode or score repeatedly without re-extracting."""
+        self._check_fitted()
+        words, labels, extra = _as_xy(X, y, extra)
+        return self._problem(words, extra, None if labels is None else self._encode(labels, strict=False))
+
     def _problem(self, words, extra, labels=None) -> SequenceProblem:
         feats = self.extractor_.transform(words, extra)
         return SequenceProblem(feats, len(self.labels_), labels, order=self.order)
