@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from swvp.exceptions import DataError, ModelFormatError, NotFittedError  # noqa: E402
-from swvp.learn.mixing import ParameterMixing  # noqa: E402
-from swvp.learn.perceptron import Perceptron  # noqa: E402
-from swvp.learn.search import Beam, Exact, Greedy  # noqa: E402
-from swvp.learn.updates import Full, WeightedViolations  # noqa: E402
-from swvp.tasks.graph_parser import GraphDependencyParser  # noqa: E402
-from swvp.tasks.tagger import SequenceTagger  # noqa: E402
+from swvp._version import __version__
+from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+from swvp.learn.mixing import ParameterMixing
+from swvp.learn.perceptron import Perceptron
+from swvp.learn.search import Beam, Exact, Greedy
+from swvp.learn.updates import Full, WeightedViolations
+from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.tagger import SequenceTagger
 
 __all__ = [
     "Beam",

@@ -1,8 +1,9 @@
 """Model files: one ``.npz`` of plain arrays (loaded with ``allow_pickle=False``) holding a JSON header.
 
 The header (entry ``__meta__``, UTF-8 JSON as uint8) records the format version, the library version, the
-model kind, labels, vocabularies, templates and settings. Files are written atomically (temp file + rename),
-so an interrupted save never leaves a truncated model behind.
+model kind, labels, vocabularies, templates and settings. Files are written atomically (temp file + rename, by
+:func:`swvp.data.textio.atomic_write_bytes`, the one atomic writer), so an interrupted save never leaves a
+truncated model behind.
 """
 
 from __future__ import annotations
@@ -10,42 +11,22 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from swvp._version import __version__
+from swvp.data.textio import atomic_write_bytes, atomic_write_text
 from swvp.exceptions import ModelFormatError
+
+__all__ = ["FORMAT_VERSION", "atomic_write_bytes", "atomic_write_text", "load_model", "save_model"]
 
 FORMAT_VERSION = 1
 _META = "__meta__"
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
 def save_model(path: str | os.PathLike, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     """Save ``arrays`` and a JSON-serialisable ``meta`` as one model file of the given ``kind``."""
-    from swvp import __version__
-
     header = {"format_version": FORMAT_VERSION, "library_version": __version__, "kind": kind, **meta}
     if _META in arrays:
         raise ValueError(f"array name {_META!r} is reserved")

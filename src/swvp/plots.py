@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+
+from swvp.data.textio import atomic_write_bytes
+
+
+def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
+    """Write a matplotlib figure atomically (format from the suffix, PNG without one) and close it."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".").lower() or "png", dpi=dpi)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def learning_curves(history: list[dict], path: str | os.PathLike, title: str = "") -> None:
@@ -26,8 +39,4 @@ def learning_curves(history: list[dict], path: str | os.PathLike, title: str = "
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix or '.png'}")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)

@@ -379,3 +379,14 @@ def test_unseen_dev_labels_never_count_as_correct():
     tagger = SequenceTagger(learner=Perceptron(epochs=2)).fit(X, Y, dev=([["a", "b"]], [["Z", "Z"]]))
     assert tagger.predict([["a", "b"]]) == [["A", "B"]]
     assert [h["dev_accuracy"] for h in tagger.history_] == [0.0, 0.0]
+
+
+def test_prepare_scores_like_score_and_marks_unseen_labels():
+    tagger = make(epochs=2).fit(*TRAIN)
+    problem = tagger.prepare(*TEST)
+    assert problem.accuracy(tagger.coef_) == tagger.score(*TEST)
+    X, Y = TEST[0][:2], [["Z"] * len(TEST[0][0]), TEST[1][1]]
+    labels = tagger.prepare(X, Y).labels
+    assert (labels[:len(X[0])] == -1).all() and (labels[len(X[0]):] >= 0).all()
+    with pytest.raises(NotFittedError):
+        SequenceTagger().prepare(*TEST)

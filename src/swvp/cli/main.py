@@ -152,47 +152,29 @@ def _cmd_pcfg(args) -> int:
     return 0
 
 
-def _load_any(path):
-    """A model of any kind, by the kind recorded in its header."""
+def _model_and_commands(path):
+    """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate)."""
+    from swvp.cli import parsing, tagging
     from swvp.exceptions import ModelFormatError
-    from swvp.persistence import load_model
+    from swvp.tasks import GraphDependencyParser, SequenceTagger, load
 
-    meta, _ = load_model(path)
-    kind = meta.get("kind")
+    commands = {SequenceTagger: (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
+                GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser)}
     try:
-        if kind == "sequence-tagger":
-            from swvp.tasks.tagger import SequenceTagger
-
-            return kind, SequenceTagger.load(path)
-        if kind == "graph-parser":
-            from swvp.tasks.graph_parser import GraphDependencyParser
-
-            return kind, GraphDependencyParser.load(path)
+        model = load(path)
     except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check
         raise ModelFormatError(f"{path}: inconsistent model file ({err!r})") from err
-    raise ModelFormatError(f"{path}: unknown model kind {kind!r}")
+    return model, commands[type(model)]
 
 
 def _cmd_predict(args) -> int:
-    from swvp.cli import tagging
-
-    kind, model = _load_any(args.model)
-    if kind == "sequence-tagger":
-        return tagging.cmd_predict_tagger(model, args)
-    from swvp.cli import parsing
-
-    return parsing.cmd_predict_parser(model, args)
+    model, (predict, _) = _model_and_commands(args.model)
+    return predict(model, args)
 
 
 def _cmd_evaluate(args) -> int:
-    from swvp.cli import tagging
-
-    kind, model = _load_any(args.model)
-    if kind == "sequence-tagger":
-        return tagging.cmd_evaluate_tagger(model, args)
-    from swvp.cli import parsing
-
-    return parsing.cmd_evaluate_parser(model, args)
+    model, (_, evaluate) = _model_and_commands(args.model)
+    return evaluate(model, args)
 
 
 def _cmd_beam_tagging(args) -> int:

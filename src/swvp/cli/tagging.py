@@ -163,7 +163,7 @@ def _tagger_input(model, path, fmt_override):
 def cmd_predict_tagger(model, args) -> int:
     from swvp.data.columns import read_columns, write_columns
     from swvp.data.conllu import read_conllu, write_conllu
-    from swvp.persistence import atomic_write_text
+    from swvp.data.textio import atomic_write_text
 
     fmt, column = _tagger_input(model, args.input, args.format)
     out = args.output

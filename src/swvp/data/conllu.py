@@ -50,6 +50,7 @@ from conllu.parser import (
 from swvp._config import INT
 from swvp.data.textio import PathLike, atomic_write_text, join_lines, read_text, split_lines
 from swvp.exceptions import DataError
+from swvp.structures.tree import tree_error
 
 __all__ = [
     "ConlluCorpus",
@@ -303,40 +304,9 @@ def _check_columns(cols: list[str], file: str | None, ln: int) -> None:
 
 
 def find_tree_error(heads: Sequence[int] | np.ndarray) -> tuple[int, str] | None:
-    """The first problem that keeps ``heads`` from being a dependency tree, as ``(word, message)``, else ``None``.
-
-    ``heads`` has shape ``(n + 1,)``, ``heads[0]`` is ignored, ``heads[d]`` in ``0..n`` is the head of word ``d``;
-    ``-1`` marks a missing head. Checked in order: missing head, head out of range, several roots (reported at the
-    second), a cycle (reported at its smallest word; a tree without a root always has one).
-    """
-    h = heads.tolist() if isinstance(heads, np.ndarray) else [int(x) for x in heads]
-    n = len(h) - 1
-    for d in range(1, n + 1):
-        if h[d] == -1:
-            return d, "HEAD is missing ('_'); gold trees need a head for every word"
-        if not 0 <= h[d] <= n:
-            return d, f"HEAD {h[d]} out of range 0..{n}"
-    roots = [d for d in range(1, n + 1) if h[d] == 0]
-    if len(roots) > 1:
-        return roots[1], f"several roots: words {', '.join(map(str, roots))} all have HEAD 0"
-    state = [0] * (n + 1)  # 0 new, 1 on the current path, 2 known to reach the root
-    state[0] = 2
-    for d in range(1, n + 1):
-        path = []
-        x = d
-        while state[x] == 0:
-            state[x] = 1
-            path.append(x)
-            x = h[x]
-        if state[x] == 1:
-            cycle = path[path.index(x):]
-            first = min(cycle)
-            if len(cycle) == 1:
-                return first, f"word {first} is its own head"
-            return first, f"cycle through words {', '.join(map(str, sorted(cycle)))} (no path to the root)"
-        for y in path:
-            state[y] = 2
-    return None
+    """The first problem that keeps ``heads`` from being a single-rooted tree, as ``(word, message)``, else ``None``
+    (:func:`swvp.structures.tree.tree_error`, the one tree validator; ``-1`` marks a HEAD given as ``_``)."""
+    return tree_error(heads, single_root=True)
 
 
 _TREE_HINT = " (HEAD, column 7: training or evaluating a parser needs gold trees; taggers do not check them)"

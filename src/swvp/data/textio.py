@@ -137,18 +137,14 @@ def _default_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_text(path: PathLike, text: str) -> None:
-    """Write ``text`` as UTF-8 to ``path`` atomically: a temporary file in the same folder, then ``os.replace``.
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, flushed to disk, then
+    ``os.replace`` — an interrupted write never leaves a truncated file (the one atomic writer of swvp).
 
-    ``.xz`` / ``.gz`` paths are compressed. Newlines are written as given. An existing file keeps its permission bits.
+    Missing parent folders are created; an existing file keeps its permission bits (a new one gets the umask's).
     """
     target = Path(path)
-    data = text.encode("utf-8")
-    suffix = _suffix(target)
-    if suffix == ".xz":
-        data = lzma.compress(data)
-    elif suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
+    target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -167,3 +163,17 @@ def atomic_write_text(path: PathLike, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically (:func:`atomic_write_bytes`).
+
+    ``.xz`` / ``.gz`` paths are compressed. Newlines are written as given.
+    """
+    data = text.encode("utf-8")
+    suffix = _suffix(path)
+    if suffix == ".xz":
+        data = lzma.compress(data)
+    elif suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    atomic_write_bytes(path, data)

@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from swvp._config import INT
-from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.problems.chain import SequenceProblem
+from swvp.plots import save_figure
+from swvp.tasks.tagger import SequenceTagger
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")
 OPTIONAL_METHODS = ("laso",)
@@ -84,34 +83,13 @@ def load_splits(data: str = "ewt", train_limit: int | None = None) -> dict:
     return out
 
 
-def build_problems(splits: dict, rare_threshold: int = 2) -> dict:
-    """Features (fitted on train) and problems; dev/test gold as flat arrays (−1 = a tag unseen in training)."""
-    words, tags = splits["train"]
-    labels = sorted({t for s in tags for t in s})
-    index = {t: i for i, t in enumerate(labels)}
-    extractor = TaggingFeatures(TEMPLATES, rare_threshold)
-    feats = extractor.fit_transform(words)
-    y = np.fromiter((index[t] for s in tags for t in s), INT)
-    out = {"labels": labels, "train": SequenceProblem(feats, len(labels), y, order=ORDER)}
-    for split in ("dev", "test"):
-        w, t = splits[split]
-        out[split] = SequenceProblem(extractor.transform(w), len(labels), order=ORDER)
-        out[f"{split}_gold"] = np.fromiter((index.get(x, -1) for s in t for x in s), INT)
-    return out
-
-
 # ----------------------------------------------------------------------------------------------- one run
-_PROBLEMS: dict | None = None
+_SPLITS: dict | None = None
 
 
-def _init_worker(problems: dict) -> None:
-    global _PROBLEMS
-    _PROBLEMS = problems
-
-
-def _accuracy(problem: SequenceProblem, gold: np.ndarray, w: np.ndarray, beam: int | None) -> float:
-    pred = problem.decode(w) if beam is None else problem.decode_beam(w, beam)
-    return 100.0 * float(np.mean(pred == gold)) if gold.size else float("nan")
+def _init_worker(splits: dict) -> None:
+    global _SPLITS
+    _SPLITS = splits
 
 
 def learner_for(beam: int | None, method: str, epochs: int, seed: int) -> Perceptron:
@@ -125,19 +103,26 @@ def learner_for(beam: int | None, method: str, epochs: int, seed: int) -> Percep
                       shuffle=True, random_state=seed)
 
 
-def run_one(beam: int | None, method: str, epochs: int = 15, seed: int = 0, problems: dict | None = None) -> dict:
-    """Train one (beam, method) cell; dev after every epoch with the same beam, test at the best dev epoch."""
-    P = problems if problems is not None else _PROBLEMS
-    if P is None:
-        raise RuntimeError("run_one needs problems (build_problems) or a worker initialised with them")
+def run_one(beam: int | None, method: str, epochs: int = 15, seed: int = 0, splits: dict | None = None,
+            rare_threshold: int = 2) -> dict:
+    """Train one (beam, method) cell, a :class:`SequenceTagger`; dev after every epoch with the same beam, test
+    at the best dev epoch."""
+    S = splits if splits is not None else _SPLITS
+    if S is None:
+        raise RuntimeError("run_one needs splits (load_splits) or a worker initialised with them")
     learner = learner_for(beam, method, epochs, seed)
+    tagger = SequenceTagger(features=TEMPLATES, order=ORDER, rare_threshold=rare_threshold, learner=learner,
+                            select_epoch=False)
     rows: list[dict] = []
     best = {"dev": -1.0, "epoch": None, "w": None}
+    dev_problem = []  # the dev set under the fitted templates, extracted once (at the first epoch)
 
     def on_epoch(es, result):
         t = time.perf_counter()
+        if not dev_problem:
+            dev_problem.append(tagger.prepare(*S["dev"]))
         w = result.weights.averaged()
-        dev = _accuracy(P["dev"], P["dev_gold"], w, beam)
+        dev = 100.0 * dev_problem[0].accuracy(w, learner.search)
         if dev > best["dev"]:
             best.update(dev=dev, epoch=es.epoch, w=w)
         row = {"epoch": es.epoch, "dev": dev, "updates": es.updates, "mistakes": es.mistakes,
@@ -151,16 +136,19 @@ def run_one(beam: int | None, method: str, epochs: int = 15, seed: int = 0, prob
         rows.append(row)
 
     t0 = time.perf_counter()
-    learner.train(P["train"], on_epoch=on_epoch)
+    tagger.fit(*S["train"], on_epoch=on_epoch)
     wall = time.perf_counter() - t0
-    test = _accuracy(P["test"], P["test_gold"], best["w"], beam)
+    tagger.coef_ = best["w"]  # the best dev epoch's averaged weights; the tagger decodes with the training beam
+    test = 100.0 * tagger.score(*S["test"])
     train_s = sum(r["train_s"] for r in rows)
     near = next(r["epoch"] for r in rows if r["dev"] >= best["dev"] - NEAR_BEST)
     return {"beam": beam, "method": method, "search": learner.search.label(),
             "update": learner.update.label(), "best_epoch": best["epoch"], "near_best_epoch": near,
             "best_dev": best["dev"], "test": test,
             "train_s": train_s, "train_s_to_best": sum(r["train_s"] for r in rows[:best["epoch"]]),
-            "wall_s": wall, "epochs": rows}
+            "wall_s": wall, "epochs": rows,
+            "model": {"labels": len(tagger.labels_), "features": int(tagger.extractor_.n_feats),
+                      "weights": int(tagger.coef_.size)}}
 
 
 # ----------------------------------------------------------------------------------------------- the table
@@ -183,7 +171,6 @@ def run(beams=BEAMS, data: str = "ewt", epochs: int = 15, out: str | os.PathLike
         raise ValueError(f"epochs must be >= 1, got {epochs}")
     t0 = time.perf_counter()
     splits = load_splits(data, train_limit)
-    problems = build_problems(splits, rare_threshold)
     prep_s = time.perf_counter() - t0
     cells = [(b, m) for b in beams for m in methods] + ([(None, "standard")] if exact else [])
     results: list[dict] = []
@@ -193,28 +180,27 @@ def run(beams=BEAMS, data: str = "ewt", epochs: int = 15, out: str | os.PathLike
     if jobs > 1 and len(cells) > 1:
         # Longest runs first (exact, then wide beams) so that the pool ends together.
         order = sorted(cells, key=lambda c: -(10_000 if c[0] is None else c[0]))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(problems,)) as pool:
-            futures = [pool.submit(run_one, b, m, epochs, seed) for b, m in order]
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(splits,)) as pool:
+            futures = [pool.submit(run_one, b, m, epochs, seed, None, rare_threshold) for b, m in order]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update(1)
     else:
         for b, m in cells:
-            results.append(run_one(b, m, epochs, seed, problems))
+            results.append(run_one(b, m, epochs, seed, splits, rare_threshold))
             bar.update(1)
     bar.close()
     key = {c: i for i, c in enumerate(cells)}
     results.sort(key=lambda r: key[(r["beam"], r["method"])])
-    tr = problems["train"]
+    model = [r.pop("model") for r in results][0]  # the same templates and training data in every run
+    tokens = {s: sum(len(x) for x in splits[s][0]) for s in ("train", "dev", "test")}
     report = {
         "meta": {"data": data, "beams": list(beams), "methods": list(methods), "exact": exact, "epochs": epochs,
                  "seed": seed, "order": ORDER, "templates": TEMPLATES, "rare_threshold": rare_threshold,
                  "train_limit": train_limit, "jobs": jobs, "cpus": os.cpu_count(),
-                 "labels": len(problems["labels"]),
+                 "labels": model["labels"],
                  "sentences": {s: len(splits[s][0]) for s in ("train", "dev", "test")},
-                 "tokens": {"train": int(tr.features.n_tokens), "dev": int(problems["dev_gold"].size),
-                            "test": int(problems["test_gold"].size)},
-                 "features": int(tr.features.n_feats), "weights": int(tr.weight_size),
+                 "tokens": tokens, "features": model["features"], "weights": model["weights"],
                  "swvp": {"update": SWVP_UPDATE.label(), "beta": SWVP_UPDATE.beta, "select": SWVP_SELECT},
                  "prep_s": round(prep_s, 2), "wall_s": None},
         "runs": results,
@@ -223,7 +209,7 @@ def run(beams=BEAMS, data: str = "ewt", epochs: int = 15, out: str | os.PathLike
     report["claims"] = claims(report)
     report["meta"]["wall_s"] = round(time.perf_counter() - t0, 2)
     if out is not None:
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -324,15 +310,6 @@ def format_table(report: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- plots
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
-
-
 def plot(report: dict, directory: str | os.PathLike) -> list[Path]:
     """Figure 4 and 5 analogs, one panel per beam size plus a summary panel over beam sizes.
 
@@ -401,7 +378,7 @@ def plot(report: dict, directory: str | os.PathLike) -> list[Path]:
                                     "invalid-update ratio per epoch (w·ΔΦ > 0 before the update)"), fontsize=10)
         fig.tight_layout()
         path = directory / f"beam_tagging_{data}_{fname}.png"
-        _save(fig, path)
+        save_figure(fig, path)
         paths.append(path)
     return paths
 

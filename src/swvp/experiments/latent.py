@@ -70,7 +70,7 @@ def run(datasets: int = 5, *, sub_states=(2, 3, 4), seed: int = 0, epochs: int =
         runs.append(run_dataset(data, sub_states, epochs=epochs, seed=seed))
     report = {"settings": settings, "datasets": runs, "summary": summarise(runs)}
     if out is not None:
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         Path(out).mkdir(parents=True, exist_ok=True)
         atomic_write_text(Path(out) / "latent.json", json.dumps(report, indent=1))

@@ -35,10 +35,10 @@ import numpy as np
 
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
-from swvp.features.arc import ArcFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.problems.tree import TreeProblem
+from swvp.plots import save_figure
+from swvp.tasks.graph_parser import GraphDependencyParser
 
 BETAS = tuple(np.round(np.arange(0.5, 5.01, 0.5), 2).tolist())
 TOP_TOLERANCE = 0.1  # UAS points: "within 0.1% of the best development data result"
@@ -88,8 +88,8 @@ def held_out_size(n_train: int) -> int:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(lang: str, seed: int, max_train: int | None, hash_bits: int) -> dict:
-    """Sentences, splits and atoms of one language (cached per process)."""
+def _load(lang: str, seed: int, max_train: int | None) -> dict:
+    """Sentences and splits of one language (cached per process)."""
     tb = TREEBANKS[lang]
     train = read_conllu(data_path(f"{tb.directory}/{tb.train_split}.conllu.xz"), validate_trees=True).sentences
     test = read_conllu(data_path(f"{tb.directory}/test.conllu.xz"), validate_trees=True).sentences
@@ -99,26 +99,13 @@ def _load(lang: str, seed: int, max_train: int | None, hash_bits: int) -> dict:
     n_held = held_out_size(len(train))
     held = np.zeros(len(train), bool)
     held[np.random.default_rng([seed, 11]).choice(len(train), n_held, replace=False)] = True
-    sub = [s for s, h in zip(train, held) if not h]
-    dev = [s for s, h in zip(train, held) if h]
-
-    def heads(ss):
-        return np.concatenate([s.heads[1:] for s in ss])
-
-    def punct(ss):
-        return np.concatenate([np.asarray(s.upos, dtype=object) == "PUNCT" for s in ss])
-
-    full_fx = ArcFeatures(hash_bits=hash_bits).fit(train)
-    sub_fx = ArcFeatures(hash_bits=hash_bits).fit(sub)  # SWVP never sees the held-out words' vocabulary
     return {
-        "full": (full_fx.transform(train), heads(train)),
-        "sub": (sub_fx.transform(sub), heads(sub)),
-        "dev": (sub_fx.transform(dev), heads(dev)),
-        "test_full": (full_fx.transform(test), heads(test)),
-        "test_sub": (sub_fx.transform(test), heads(test)),
-        "test_punct": punct(test),
+        "full": train,
+        "sub": [s for s, h in zip(train, held) if not h],  # SWVP never sees the held-out words' vocabulary
+        "dev": [s for s, h in zip(train, held) if h],
+        "test": test,
         "stats": {"train_file": f"{tb.directory}/{tb.train_split}.conllu.xz", "train_split": tb.train_split,
-                  "train_sentences": len(train), "held_out": n_held, "swvp_train_sentences": len(sub),
+                  "train_sentences": len(train), "held_out": n_held, "swvp_train_sentences": len(train) - n_held,
                   "test_sentences": len(test), "train_words": int(sum(len(s) for s in train)),
                   "test_words": int(sum(len(s) for s in test))},
     }
@@ -141,34 +128,28 @@ def run_one(lang: str, order: int, method: str, beta: float | None, *, epochs: i
     ``enforce_cond2`` (not the paper's rule, ALGORITHMS.md §1.4) drops non-violating terms of B-WM updates until
     condition (2) holds.
     """
-    d = _load(lang, seed, max_train, hash_bits)
+    d = _load(lang, seed, max_train)
     on_full = method == "CSP"
-    data, gold = d["full"] if on_full else d["sub"]
     update = Full() if method.startswith("CSP") else WeightedViolations(mode="balanced", gamma="wm", beta=beta,
                                                                        enforce_cond2=enforce_cond2)
-    problem = TreeProblem(data, gold, order=order, hash_bits=hash_bits)
     learner = Perceptron(update=update, epochs=epochs, random_state=seed, stop_when_separated=True)
+    parser = GraphDependencyParser(order=order, hash_bits=hash_bits, labeller=False, learner=learner)
     t0 = time.perf_counter()
-    result = learner.train(problem)
+    parser.fit(d["full"] if on_full else d["sub"])  # averaged weights after the last epoch (no dev data)
     train_s = time.perf_counter() - t0
-    w = result.final_weights(averaged=True)
-    test_data, test_gold = d["test_full"] if on_full else d["test_sub"]
     t0 = time.perf_counter()
-    pred = TreeProblem(test_data, order=order, hash_bits=hash_bits).decode(w)
+    scores = parser.evaluate(d["test"])
     parse_s = time.perf_counter() - t0
-    ok = pred == test_gold
-    keep = ~d["test_punct"]
-    row = {"lang": lang, "order": order, "method": method, "beta": beta, "epochs": len(result.history),
-           "test_uas": 100 * float(ok.mean()), "test_uas_no_punct": 100 * float(ok[keep].mean()),
+    history = parser.history_
+    row = {"lang": lang, "order": order, "method": method, "beta": beta, "epochs": len(history),
+           "test_uas": 100 * scores["uas"], "test_uas_no_punct": 100 * scores["uas_no_punct"],
            "train_seconds": round(train_s, 3), "parse_seconds": round(parse_s, 3),
-           "epoch_seconds": [round(e.seconds, 3) for e in result.history],
-           "updates": sum(e.updates for e in result.history), "backoffs": sum(e.backoffs for e in result.history),
-           "cond2_failures": sum(e.cond2_failures for e in result.history),
-           "cond2_checked": sum(e.cond2_checked for e in result.history)}
+           "epoch_seconds": [round(e["seconds"], 3) for e in history],
+           "updates": sum(e["updates"] for e in history), "backoffs": sum(e["backoffs"] for e in history),
+           "cond2_failures": sum(e["cond2_failures"] for e in history),
+           "cond2_checked": sum(e["cond2_checked"] for e in history)}
     if not on_full:
-        dev_data, dev_gold = d["dev"]
-        row["dev_uas"] = 100 * float(np.mean(TreeProblem(dev_data, order=order, hash_bits=hash_bits).decode(w)
-                                             == dev_gold))
+        row["dev_uas"] = 100 * parser.score(d["dev"])
     return row
 
 
@@ -250,8 +231,7 @@ def run(languages=LANGUAGES, orders=(1, 2), out: str | os.PathLike | None = None
                        "cpu_count": os.cpu_count(), "wall_s": None},
               "treebanks": {}, "results": {}}
     for lang in languages:
-        report["treebanks"][lang] = {"language": TREEBANKS[lang].language, **_load(lang, seed, max_train,
-                                                                                   hash_bits)["stats"]}
+        report["treebanks"][lang] = {"language": TREEBANKS[lang].language, **_load(lang, seed, max_train)["stats"]}
         report["results"][lang] = {}
         for order in orders:
             mine = [r for r in rows if r["lang"] == lang and r["order"] == order]
@@ -263,7 +243,7 @@ def run(languages=LANGUAGES, orders=(1, 2), out: str | os.PathLike | None = None
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         atomic_write_text(out / "parsing.json", json.dumps(report, indent=1))
         plot(report, out / "parsing.png")
@@ -392,7 +372,4 @@ def plot(report: dict, path: str | os.PathLike) -> None:
         ax.set_title(f"{'first' if o == 1 else 'second'}-order parsing", fontsize=10)
     axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
     fig.tight_layout()
-    tmp = Path(str(path) + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)

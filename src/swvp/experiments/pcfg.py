@@ -112,7 +112,7 @@ def run(out: str | os.PathLike | None = None) -> dict:
                 "error": expected_error(by_cky(theta_s))},
     }
     if out is not None:
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         Path(out).mkdir(parents=True, exist_ok=True)
         atomic_write_text(Path(out) / "pcfg.json", json.dumps(report, indent=1))

@@ -21,6 +21,7 @@ from swvp.features.hmm import hmm_features
 from swvp.inference.hmm import hmm_posterior_decode, hmm_viterbi
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.plots import save_figure
 from swvp.problems.chain import SequenceProblem
 
 METHODS = ("B-WM", "B-WMR", "A-WM", "A-WMR")
@@ -204,7 +205,7 @@ def run(setups=(1, 2, 3), datasets: int = 10, jobs: int = 2, seed: int = 0, epoc
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        from swvp.persistence import atomic_write_text
+        from swvp.data.textio import atomic_write_text
 
         atomic_write_text(out / "synthetic.json", json.dumps(report, indent=1))
         plot(report, out / "synthetic.png")
@@ -316,7 +317,4 @@ def plot(report: dict, path: str | os.PathLike) -> None:
         ax.set_ylabel("test token accuracy (%)")
     axes[0][0].legend(fontsize=8, loc="lower left", framealpha=0.9)
     fig.tight_layout()
-    tmp = Path(str(path) + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from swvp._config import FLOAT, INT
+from swvp._params import Params
 from swvp.learn import _codes as C
 from swvp.learn.averaging import VotedWeights
 from swvp.learn.mixing import MixingRunner, ParameterMixing
@@ -27,7 +28,7 @@ from swvp.model.weights import WeightTable
 __all__ = ["EpochStats", "Perceptron", "SequentialRunner", "TrainResult"]
 
 
-class Perceptron:
+class Perceptron(Params):
     """A structured perceptron with a swappable search and update rule.
 
     Parameters
@@ -60,11 +61,6 @@ class Perceptron:
         self.random_state = random_state
         self.track_train_accuracy = track_train_accuracy
         self.mixing = mixing
-
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("search", "update", "average", "voted", "epochs",
-                                              "stop_when_separated", "shuffle", "random_state",
-                                              "track_train_accuracy", "mixing")}
 
     def resolved(self) -> tuple[Exact, Full | WeightedViolations]:
         """The search and update objects (names resolved through the registries)."""

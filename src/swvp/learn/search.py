@@ -14,8 +14,9 @@ laso            early, then restart the same example from the gold prefix, updat
 ==============  =================================================================================================
 
 The update rule is chosen independently (DESIGN.md: two orthogonal axes): ``Full`` and ``WeightedViolations``
-both apply to the selected prefix pair. These objects are plain configuration; :attr:`select_code` and
-:attr:`size` are what the compiled epoch reads.
+both apply to the selected prefix pair. These objects are plain, immutable configuration (``get_params`` /
+``set_params`` as scikit-learn, the latter returning a copy); :attr:`select_code` and :attr:`size` are what the
+compiled epoch reads.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from swvp._config import FLOAT
+from swvp._params import FrozenParams
 from swvp.learn import _codes as C
 from swvp.learn.ops import BeamSearch, ExactSearch
 from swvp.learn.selectors import EARLY, SELECTOR_CODES
@@ -43,7 +45,7 @@ def _check_select(select: str) -> str:
 
 
 @dataclass(frozen=True)
-class Exact:
+class Exact(FrozenParams):
     """Exact inference: z = argmax_{z ∈ GEN(x)} w·Φ(x, z); update when z ≠ y (Collins 2002)."""
 
     name = "exact"
@@ -66,7 +68,7 @@ class Exact:
 
 
 @dataclass(frozen=True)
-class Beam:
+class Beam(FrozenParams):
     """Beam search of width ``size`` with update selection ``select`` (Huang, Fayong & Guo 2012, Alg. 7).
 
     Parameters

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from swvp._config import EPS, FLOAT, INT
+from swvp._params import FrozenParams
 from swvp.learn import _codes as C
 
 _JJ = {"single": C.JJ_SINGLE, "full": C.JJ_FULL}
@@ -42,7 +43,7 @@ class UpdateCodes(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Full:
+class Full(FrozenParams):
     """Collins' update ``w += Φ(x, y) − Φ(x, z)`` (ALGORITHMS.md §0; Collins 2002)."""
 
     name = "csp"
@@ -58,7 +59,7 @@ class Full:
 
 
 @dataclass(frozen=True)
-class WeightedViolations:
+class WeightedViolations(FrozenParams):
     """SWVP's update ``w += Σ_{J∈S} γ_J ΔΦ(x, y, m^J(z, y))`` (Dror & Reichart 2016 §3-5; ALGORITHMS.md §1).
 
     Parameters

@@ -26,6 +26,7 @@ __all__ = [
     "heads_to_siblings",
     "is_projective",
     "is_tree",
+    "tree_error",
     "tree_score",
     "validate_heads",
 ]
@@ -40,24 +41,26 @@ def _as_head_vector(heads: Sequence[int] | np.ndarray) -> np.ndarray:
     return arr.astype(INT, copy=False)
 
 
-def validate_heads(heads: Sequence[int] | np.ndarray, *, single_root: bool = True) -> str | None:
-    """Why ``heads`` is not a dependency tree, or ``None`` when it is one.
+def tree_error(heads: Sequence[int] | np.ndarray, *, single_root: bool = True) -> tuple[int, str] | None:
+    """The first problem that keeps ``heads`` from being a dependency tree, as ``(word, reason)``, else ``None``.
 
-    Checks, in this order: ``heads[0] == -1``; every other head in ``0..n``; no self-loop; no cycle; and, with
-    ``single_root`` (the UD convention, default here because readers use it to reject bad files), exactly one word
-    attached to ROOT. The reason is a short English phrase naming the words (1-based word indices) involved.
+    The one tree validator of swvp (file readers locate ``word`` in their file). Checks, in this order:
+    ``heads[0] == -1`` (reported at word 0); every other head in ``0..n`` (``-1`` is a missing head, ``'_'`` in a
+    file); no cycle, reported at the cycle's smallest word (a self-loop is a cycle of one word; a head vector
+    without a root word always has a cycle); with ``single_root`` (the UD convention), no second word attached
+    to ROOT (reported at the second). Reasons are short English phrases naming the words (1-based).
     """
-    h = _as_head_vector(heads)
-    n = h.shape[0] - 1
+    h = _as_head_vector(heads).tolist()
+    n = len(h) - 1
     if h[0] != -1:
-        return f"heads[0] (ROOT) must be -1, got {int(h[0])}"
+        return 0, f"heads[0] (ROOT) must be -1, got {h[0]}"
     for m in range(1, n + 1):
+        if h[m] == -1:
+            return m, f"HEAD of word {m} is missing (-1 or '_'), out of range 0..{n}"
         if not 0 <= h[m] <= n:
-            return f"head of word {m} is {int(h[m])}, out of range 0..{n}"
-        if h[m] == m:
-            return f"word {m} is its own head (self-loop)"
+            return m, f"HEAD {h[m]} out of range 0..{n} (word {m})"
     # Colour walk: 0 = unseen, 1 = on the current path, 2 = known to reach ROOT.
-    state = np.zeros(n + 1, dtype=np.int8)
+    state = [0] * (n + 1)
     state[0] = 2
     for start in range(1, n + 1):
         path = []
@@ -65,17 +68,25 @@ def validate_heads(heads: Sequence[int] | np.ndarray, *, single_root: bool = Tru
         while state[x] == 0:
             state[x] = 1
             path.append(x)
-            x = int(h[x])
+            x = h[x]
         if state[x] == 1:  # walked back onto the current path: a cycle through x
-            cycle = path[path.index(x) :]
-            return "cycle " + " -> ".join(str(v) for v in [*cycle, x])
+            cycle = path[path.index(x):]
+            if len(cycle) == 1:
+                return x, f"word {x} is its own head (self-loop)"
+            return min(cycle), "cycle " + " -> ".join(map(str, [*cycle, x])) + " (no path to the root)"
         for v in path:
             state[v] = 2
-    if single_root and n > 0:
-        roots = np.flatnonzero(h[1:] == 0) + 1
-        if roots.shape[0] != 1:  # 0 roots is impossible here: an acyclic head vector reaches ROOT
-            return "several roots: words " + ", ".join(str(int(r)) for r in roots) + " attach to ROOT"
+    if single_root:
+        roots = [m for m in range(1, n + 1) if h[m] == 0]
+        if len(roots) > 1:  # 0 roots is impossible here: an acyclic head vector reaches ROOT
+            return roots[1], f"several roots: words {', '.join(map(str, roots))} attach to ROOT (HEAD 0)"
     return None
+
+
+def validate_heads(heads: Sequence[int] | np.ndarray, *, single_root: bool = True) -> str | None:
+    """Why ``heads`` is not a dependency tree, or ``None`` when it is one (the reason of :func:`tree_error`)."""
+    problem = tree_error(heads, single_root=single_root)
+    return None if problem is None else problem[1]
 
 
 def is_tree(heads: Sequence[int] | np.ndarray, *, single_root: bool = False) -> bool:

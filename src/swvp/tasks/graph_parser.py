@@ -23,15 +23,14 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.data.conllu import find_tree_error, read_conllu
-from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+from swvp.exceptions import DataError
 from swvp.features._arc_kernels import N_LABEL_FEATS, label_rows
 from swvp.features.arc import ArcFeatures
 from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
-from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import attachment_scores
-from swvp.persistence import load_model, save_model
 from swvp.problems.tree import TreeProblem, decoder_code
+from swvp.tasks.base import Estimator, learner_from_settings
 
 MODEL_KIND = "graph-parser"
 PUNCT = "PUNCT"
@@ -93,7 +92,7 @@ def _unflatten(flat: np.ndarray, offsets: np.ndarray, root: bool) -> list:
     return out
 
 
-class GraphDependencyParser:
+class GraphDependencyParser(Estimator):
     """A graph-based dependency parser (McDonald et al. 2005; McDonald & Pereira 2006) trained with the
     structured perceptron family (CSP or SWVP; Dror & Reichart 2016).
 
@@ -112,6 +111,8 @@ class GraphDependencyParser:
     select_epoch : with dev data, keep the epoch with the best dev UAS (else the last).
     """
 
+    MODEL_KIND = MODEL_KIND
+
     def __init__(self, *, order: int = 1, decoder: str = "eisner", tags: str = "upos", word: str = "form",
                  learner: Perceptron | None = None, hash_bits: int = 22, labeller: bool = True,
                  label_bits: int = 18, label_epochs: int = 5, single_root: bool = True, select_epoch: bool = True):
@@ -127,29 +128,6 @@ class GraphDependencyParser:
         self.single_root = single_root
         self.select_epoch = select_epoch
 
-    # -- scikit-learn contract ----------------------------------------------------------------------------
-    _PARAMS = ("order", "decoder", "tags", "word", "learner", "hash_bits", "labeller", "label_bits", "label_epochs",
-               "single_root", "select_epoch")
-
-    def get_params(self, deep: bool = True) -> dict:
-        params = {k: getattr(self, k) for k in self._PARAMS}
-        if deep and self.learner is not None:
-            params.update({f"learner__{k}": v for k, v in self.learner.get_params().items()})
-        return params
-
-    def set_params(self, **params) -> GraphDependencyParser:
-        for key, value in params.items():
-            if key.startswith("learner__"):
-                setattr(self.learner, key[len("learner__"):], value)
-            elif key in self._PARAMS:
-                setattr(self, key, value)
-            else:
-                raise ValueError(f"unknown parameter {key!r}")
-        return self
-
-    def _learner(self) -> Perceptron:
-        return self.learner if self.learner is not None else Perceptron()
-
     def _validate(self) -> None:
         decoder_code(self.decoder, self.order)
         if self.tags not in ("upos", "xpos"):
@@ -160,9 +138,10 @@ class GraphDependencyParser:
             raise ValueError(f"label_epochs must be >= 1, got {self.label_epochs!r}")
 
     # -- training -----------------------------------------------------------------------------------------
-    def fit(self, X, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+    def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
             on_progress: Callable | None = None) -> GraphDependencyParser:
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS).
+        ``y`` is ignored (the trees are in ``X``; it is there for scikit-learn's ``fit(X, y)``).
 
         Gold data that is not a single-rooted tree (cycle, several roots, missing or out-of-range HEAD)
         raises :class:`~swvp.exceptions.DataError` naming the file and line.
@@ -226,9 +205,8 @@ class GraphDependencyParser:
         return rows
 
     # -- prediction ---------------------------------------------------------------------------------------
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise NotFittedError("this GraphDependencyParser is not fitted yet; call fit() or load()")
+    def _is_fitted(self) -> bool:
+        return hasattr(self, "coef_")
 
     def _prepare(self, X, tags):
         sents, source = _sentences(X)
@@ -279,8 +257,8 @@ class GraphDependencyParser:
         rels = self._deprels(data, flat) if labels and self.label_coef_ is not None else None
         return heads, rels
 
-    def score(self, X) -> float:
-        """UAS on gold trees ``X``, every word counted (punctuation included)."""
+    def score(self, X, y=None) -> float:
+        """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
         return self.evaluate(X)["uas"]
 
     def evaluate(self, X, *, tags=None, voted: bool = False) -> dict:
@@ -304,51 +282,44 @@ class GraphDependencyParser:
                 "sentences": len(sents),
                 "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT"}
 
-    # -- persistence --------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic). Weights are stored
-        sparsely (indices and values of the non-zero entries), exactly."""
-        self._check_fitted()
-        learner = self._learner()
-        update = learner.resolved()[1]
+    # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """Weights are stored sparsely (indices and values of the non-zero entries), exactly."""
         meta = {"order": self.order, "decoder": self.decoder, "single_root": self.single_root,
                 "features": self.features_.state(), "labels": self.labels_,
                 "settings": {"tags": self.tags, "word": self.word, "hash_bits": self.hash_bits,
                              "labeller": self.labeller, "label_bits": self.label_bits,
                              "label_epochs": self.label_epochs, "select_epoch": self.select_epoch,
-                             "update": update.label(), "update_params": _update_params(update),
-                             "average": learner.average, "epochs": learner.epochs,
-                             "random_state": learner.random_state, "best_epoch": self.best_epoch_,
-                             "mixing": learner.mixing.params() if learner.mixing is not None else None},
+                             "best_epoch": self.best_epoch_},
                 "history": self.history_}
         arrays = _sparse("coef", self.coef_)
         if self.label_coef_ is not None:
             arrays.update(_sparse("label_coef", self.label_coef_))
-        save_model(path, MODEL_KIND, meta, arrays)
+        return meta, arrays
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> GraphDependencyParser:
-        """Read a model written by :meth:`save` (``ModelFormatError`` if damaged or of another kind/version)."""
-        meta, arrays = load_model(path, MODEL_KIND)
-        try:
-            s = meta["settings"]
-            obj = cls(order=meta["order"], decoder=meta["decoder"], tags=s["tags"], word=s["word"],
-                      hash_bits=s["hash_bits"], labeller=s["labeller"], label_bits=s["label_bits"],
-                      label_epochs=s["label_epochs"], single_root=meta["single_root"],
-                      select_epoch=s["select_epoch"])
-            obj.features_ = ArcFeatures.from_state(meta["features"])
-            obj.coef_ = _dense("coef", arrays, 1 << int(s["hash_bits"]))
-            obj.labels_ = meta["labels"]
-            obj.label_coef_ = None
-            if obj.labels_ is not None:
-                obj.label_coef_ = _dense("label_coef", arrays, (1 << int(s["label_bits"])) * len(obj.labels_))
-            obj.history_ = meta.get("history", [])
-            obj.best_epoch_ = s.get("best_epoch")
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelFormatError(f"{path}: incomplete graph-parser model ({err})") from err
-        obj.interrupted_ = False
-        obj._voted = None
-        return obj
+    def _legacy_params(cls, meta: dict) -> dict:
+        s = meta["settings"]
+        return {"order": meta["order"], "decoder": meta["decoder"], "tags": s["tags"], "word": s["word"],
+                "hash_bits": s["hash_bits"], "labeller": s["labeller"], "label_bits": s["label_bits"],
+                "label_epochs": s["label_epochs"], "single_root": meta["single_root"],
+                "select_epoch": s["select_epoch"], "learner": learner_from_settings(s)}
+
+    def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        s = meta["settings"]
+        for name in ("order", "decoder", "single_root"):
+            if meta[name] != getattr(self, name):
+                raise ValueError(f"{name} {meta[name]!r} in the header, {getattr(self, name)!r} in the parameters")
+        self.features_ = ArcFeatures.from_state(meta["features"])
+        self.coef_ = _dense("coef", arrays, 1 << int(self.hash_bits))
+        self.labels_ = meta["labels"]
+        self.label_coef_ = None
+        if self.labels_ is not None:
+            self.label_coef_ = _dense("label_coef", arrays, (1 << int(self.label_bits)) * len(self.labels_))
+        self.history_ = meta.get("history", [])
+        self.best_epoch_ = s.get("best_epoch")
+        self.interrupted_ = False
+        self._voted = None
 
 
 def _sparse(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
@@ -369,9 +340,3 @@ def _dense(name: str, arrays: dict, expected: int) -> np.ndarray:
     w[idx] = val
     return w
 
-
-def _update_params(update: Full | WeightedViolations) -> dict:
-    if isinstance(update, WeightedViolations):
-        return {k: (v if isinstance(v, (str, int, float, bool)) else [list(J) for J in v])
-                for k, v in update.__dict__.items()}
-    return {}

@@ -6,21 +6,18 @@ any learner of the core (CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
 
 from swvp._config import INT
-from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+from swvp.exceptions import DataError
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
-from swvp.learn.search import Beam, Exact
-from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
-from swvp.persistence import load_model, save_model
 from swvp.problems.chain import SequenceProblem
+from swvp.tasks.base import Estimator, learner_from_settings, search_from, search_params
 
 MODEL_KIND = "sequence-tagger"
 
@@ -42,7 +39,7 @@ def _as_xy(X, y, extra):
     return words, y, (ex if extra is None else extra)
 
 
-class SequenceTagger:
+class SequenceTagger(Estimator):
     """A linear-chain tagger trained with the structured perceptron family.
 
     Parameters
@@ -55,6 +52,8 @@ class SequenceTagger:
     select_epoch : with dev data, keep the epoch with the best dev accuracy (else the last).
     """
 
+    MODEL_KIND = MODEL_KIND
+
     def __init__(self, *, features: str = "pos", order: int = 1, learner: Perceptron | None = None,
                  rare_threshold: int = 5, select_epoch: bool = True):
         self.features = features
@@ -63,38 +62,11 @@ class SequenceTagger:
         self.rare_threshold = rare_threshold
         self.select_epoch = select_epoch
 
-    # -- scikit-learn contract ----------------------------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        params = {"features": self.features, "order": self.order, "learner": self.learner,
-                  "rare_threshold": self.rare_threshold, "select_epoch": self.select_epoch}
-        if deep and self.learner is not None:
-            params.update({f"learner__{k}": v for k, v in self.learner.get_params().items()})
-        return params
-
-    def set_params(self, **params) -> SequenceTagger:
-        for key, value in params.items():
-            if key.startswith("learner__"):
-                name = key[len("learner__"):]
-                if self.learner is None:
-                    raise ValueError(f"cannot set {key!r}: no learner given (pass learner=Perceptron(...) first)")
-                if name not in self.learner.get_params():
-                    raise ValueError(f"unknown parameter {key!r}")
-                setattr(self.learner, name, value)
-            elif key in self.get_params(deep=False):
-                setattr(self, key, value)
-            else:
-                raise ValueError(f"unknown parameter {key!r}")
-        return self
-
-    def _learner(self) -> Perceptron:
-        return self.learner if self.learner is not None else Perceptron()
-
     def _search(self):
-        """The search used to decode: the learner's (a beam-trained model decodes with its beam)."""
-        loaded = getattr(self, "search_", None)
-        if loaded is not None:
-            return loaded
-        return self._learner().resolved()[0]
+        """The search used to decode: the one the model was trained with (a beam-trained model decodes with its
+        beam); before fitting, the learner's."""
+        fitted = getattr(self, "search_", None)
+        return fitted if fitted is not None else self._learner().resolved()[0]
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
@@ -159,6 +131,7 @@ class SequenceTagger:
         self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
         self.interrupted_ = result.interrupted
         self._voted = result.voted
+        self.search_ = learner.resolved()[0]
 
     def _encode(self, labels, strict: bool = True) -> np.ndarray:
         """Label ids; with ``strict=False`` a label unseen in training becomes -1 (never predicted, so an error)."""
@@ -168,14 +141,20 @@ class SequenceTagger:
             return np.fromiter((idx[t] for t in flat), INT, len(flat))
         return np.fromiter((idx.get(t, -1) for t in flat), INT, len(flat))
 
+    def prepare(self, X, y=None, *, extra=None) -> SequenceProblem:
+        """The fitted templates' features of sentences ``X`` (and labels ``y``, an unseen label as -1) as a
+        :class:`~swvp.problems.chain.SequenceProblem`, to decode or score repeatedly without re-extracting."""
+        self._check_fitted()
+        words, labels, extra = _as_xy(X, y, extra)
+        return self._problem(words, extra, None if labels is None else self._encode(labels, strict=False))
+
     def _problem(self, words, extra, labels=None) -> SequenceProblem:
         feats = self.extractor_.transform(words, extra)
         return SequenceProblem(feats, len(self.labels_), labels, order=self.order)
 
     # -- prediction ---------------------------------------------------------------------------------------
-    def _check_fitted(self):
-        if getattr(self, "_coef", None) is None and getattr(self, "_coef_source", None) is None:
-            raise NotFittedError("this SequenceTagger is not fitted yet; call fit() or SequenceTagger.load()")
+    def _is_fitted(self) -> bool:
+        return getattr(self, "_coef", None) is not None or getattr(self, "_coef_source", None) is not None
 
     def predict(self, X, *, extra=None, voted: bool = False) -> list[list[str]]:
         """Label sequences for sentences ``X`` (lists of words, or of (word, extra) pairs, or a TaggedCorpus)."""
@@ -225,63 +204,36 @@ class SequenceTagger:
             out.update(span_scores(labels, pred))
         return out
 
-    # -- persistence --------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic)."""
-        self._check_fitted()
+    # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         fmeta, farrays = self.extractor_.state()
-        learner = self._learner()
-        update = learner.resolved()[1]
         meta = {"labels": self.labels_, "order": self.order, "features": fmeta,
                 "settings": {"features": self.features, "rare_threshold": self.rare_threshold,
-                             "update": update.label(), "update_params": _update_params(update),
-                             "average": learner.average, "epochs": learner.epochs,
-                             "random_state": learner.random_state, "best_epoch": self.best_epoch_,
-                             "mixing": learner.mixing.params() if learner.mixing is not None else None,
-                             "search": _search_params(self._search())},
+                             "best_epoch": self.best_epoch_, "search": search_params(self._search())},
                 "history": self.history_, "info": getattr(self, "info_", {})}
-        save_model(path, MODEL_KIND, meta, {"coef": self.coef_, **farrays})
+        return meta, {"coef": self.coef_, **farrays}
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> SequenceTagger:
-        """Read a model written by :meth:`save` (``ModelFormatError`` if damaged or of another version)."""
-        meta, arrays = load_model(path, MODEL_KIND)
-        try:
-            s = meta["settings"]
-            obj = cls(features=s["features"], order=meta["order"], rare_threshold=s["rare_threshold"])
-            obj.labels_ = list(meta["labels"])
-            obj.label_index_ = {t: i for i, t in enumerate(obj.labels_)}
-            obj.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
-            obj.coef_ = arrays["coef"]
-            obj.history_ = meta.get("history", [])
-            obj.best_epoch_ = s.get("best_epoch")
-            obj.info_ = meta.get("info", {})
-            obj.search_ = _search_from(s.get("search"))
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelFormatError(f"{path}: incomplete or inconsistent tagger model ({err!r})") from err
-        obj.interrupted_ = False
-        obj._voted = None
-        layout = SequenceLayout(max(obj.extractor_.n_feats, 1), 1, len(obj.labels_), obj.order)
-        if obj.coef_.shape != (layout.size,):
-            raise ModelFormatError(f"{path}: weight vector has shape {obj.coef_.shape}, expected ({layout.size},)")
-        return obj
+    def _legacy_params(cls, meta: dict) -> dict:
+        s = meta["settings"]
+        return {"features": s["features"], "order": meta["order"], "rare_threshold": s["rare_threshold"],
+                "learner": learner_from_settings(s)}
 
-
-def _search_params(search) -> dict:
-    if isinstance(search, Beam):
-        return {"kind": "beam", "size": int(search.size), "select": search.select}
-    return {"kind": "exact"}
-
-
-def _search_from(params: dict | None):
-    if not params or params.get("kind") == "exact":
-        return Exact()
-    return Beam(size=int(params["size"]), select=params["select"])
-
-
-def _update_params(update: Full | WeightedViolations) -> dict:
-    if isinstance(update, WeightedViolations):
-        return {k: (v if isinstance(v, (str, int, float, bool)) else [list(J) for J in v])
-                for k, v in update.__dict__.items()}
-    return {}
+    def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        s = meta["settings"]
+        if meta["order"] != self.order:
+            raise ValueError(f"order {meta['order']} in the header, {self.order} in the parameters")
+        self.labels_ = list(meta["labels"])
+        self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
+        self.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
+        self.coef_ = arrays["coef"]
+        self.history_ = meta.get("history", [])
+        self.best_epoch_ = s.get("best_epoch")
+        self.info_ = meta.get("info", {})
+        self.search_ = search_from(s.get("search"))
+        self.interrupted_ = False
+        self._voted = None
+        layout = SequenceLayout(max(self.extractor_.n_feats, 1), 1, len(self.labels_), self.order)
+        if self.coef_.shape != (layout.size,):
+            raise ValueError(f"weight vector has shape {self.coef_.shape}, expected ({layout.size},)")
 
