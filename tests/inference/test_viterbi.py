@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive import all_sequences, brute_force_argmax, chain_score
+from enumerate import all_sequences, brute_force_chain, chain_score
 from swvp.inference.viterbi import viterbi
 from swvp.model._kernels import score_difference
 
@@ -36,7 +36,7 @@ def test_viterbi_equals_brute_force_real_scores(kind):
     for n, K in SHAPES:
         for _ in range(3):
             E, T = random_scores(rng, n, K, kind)
-            want, best = brute_force_argmax(E, T)
+            want, best = brute_force_chain(E, T)
             got = viterbi(E, T)
             assert got.dtype == np.int64 and got.shape == (n,)
             assert np.array_equal(got, want), (n, K, kind)
@@ -47,13 +47,13 @@ def test_viterbi_equals_brute_force_real_scores(kind):
 def test_viterbi_tie_rule_with_integer_scores(kind):
     # Integer scores in -1..1: exact ties everywhere, so the tie rule itself decides. §0: the smallest label id at
     # the last position and at every back-pointer = the first maximum when sequences are enumerated by
-    # (y_n, y_{n-1}, …, y_1) ("colex", see naive.py).
+    # (y_n, y_{n-1}, …, y_1) ("colex", see tests/enumerate.py).
     rng = np.random.default_rng(10 + ["emission", "bigram", "both", "varying"].index(kind))
     ties = 0
     for n, K in SHAPES:
         for _ in range(4):
             E, T = random_scores(rng, n, K, kind, integer=True)
-            want, best = brute_force_argmax(E, T, order="colex")
+            want, best = brute_force_chain(E, T, order="colex")
             got = viterbi(E, T)
             assert tuple(got) == tuple(want), (E, T)
             assert chain_score(E, T, got) == best
@@ -69,7 +69,7 @@ def test_tie_rule_is_not_lexicographic_first_max():
     E = np.zeros((2, 2))
     T = np.zeros((2, 3, 2))
     T[1, 0, 1] = T[1, 1, 0] = 1.0
-    assert tuple(brute_force_argmax(E, T, order="lex")[0]) == (0, 1)
+    assert tuple(brute_force_chain(E, T, order="lex")[0]) == (0, 1)
     assert tuple(viterbi(E, T)) == (1, 0)
 
 
@@ -82,7 +82,7 @@ def test_lexicographic_agreement_when_optimum_unique():
             scores = [chain_score(E, T, y) for y in all_sequences(n, K, "lex")]
             if scores.count(max(scores)) == 1:
                 checked += 1
-                assert tuple(viterbi(E, T)) == tuple(brute_force_argmax(E, T, order="lex")[0])
+                assert tuple(viterbi(E, T)) == tuple(brute_force_chain(E, T, order="lex")[0])
     assert checked > 10
 
 

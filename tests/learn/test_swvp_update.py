@@ -9,15 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive import (
-    all_sequences,
-    brute_force_argmax,
-    chain_score,
-    first_argmax,
-    naive_swvp_delta,
-    phi_dense,
-    random_features,
-)
+from enumerate import all_sequences, brute_force_chain, chain_score, first_argmax
+from naive import naive_swvp_delta, phi_dense, random_features
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.sequence import SequenceProblem
@@ -281,4 +274,4 @@ def test_chain_score_and_phi_agree():
                     T[i, p, yy] += w[problem.layout.transition_index(int(g), p, yy)]
     for yy in [tuple(rng.integers(0, K, size=n)) for _ in range(10)]:
         assert w @ phi_dense(feats, K, 0, yy) == pytest.approx(chain_score(E, T, yy), abs=1e-12)
-    assert tuple(brute_force_argmax(E, T)[0]) == prediction(feats, K, w)
+    assert tuple(brute_force_chain(E, T)[0]) == prediction(feats, K, w)
