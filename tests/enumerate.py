@@ -116,7 +116,8 @@ def trees_by_definition(n: int, *, single_root: bool = True, projective: bool = 
     """The dependency trees among :func:`all_head_vectors`, from the definitions (slow; n <= 5 or so).
 
     A tree: no self-loop and every word reaches ROOT by following heads. Single-rooted: exactly one word has head
-    0 (the empty sentence has its one empty tree either way). Projective: no two arcs (ROOT at position 0) cross, i.e. no a, b with lo_a < lo_b < hi_a < hi_b.
+    0 (the empty sentence has its one empty tree either way). Projective: no two arcs (ROOT at position 0) cross,
+    i.e. no a, b with lo_a < lo_b < hi_a < hi_b.
     """
     out = []
     for heads in all_head_vectors(n):

@@ -221,6 +221,30 @@ def naive_swvp_delta(features, K: int, s: int, w: np.ndarray, y, z, *, scheme="w
     return sum(gamma[j] * dphi[j] for j in S), False, margin, failed
 
 
+def naive_swvp_step(features, labels, K: int, s: int, w: np.ndarray, z=None, *, chain: int = 1, **cfg):
+    """One example of the SWVP perceptron (ALGORITHMS.md §1.5) from dense vectors, with its diagnostics.
+
+    ``z``: the prediction (default: the brute-force argmax of w·Φ in Viterbi's tie order). ``cfg``: the options of
+    :func:`naive_swvp_delta`. Returns (Δ, info): Δ = 0 when z = y; ``info`` has mistake, backoff, ratio
+    (|I^v| / |S_all|, None without an update), cond2_checked (a balanced update whose I^v is not empty),
+    cond2_failed, and wrong (token errors of z).
+    """
+    y = sentence_labels(labels, features.offsets, s)
+    if z is None:
+        seqs, Phi = candidate_matrix(features, K, s, chain=chain)
+        z = seqs[first_argmax(Phi @ w)]
+    z = tuple(int(v) for v in z)
+    info = {"mistake": z != y, "backoff": False, "ratio": None, "cond2_checked": False, "cond2_failed": False,
+            "wrong": sum(a != b for a, b in zip(z, y, strict=True))}
+    if z == y:
+        return np.zeros(weight_size(features, K, chain)), info
+    delta, backed_off, margin, failed = naive_swvp_delta(features, K, s, w, y, z, chain=chain, **cfg)
+    violating = sum(m <= EPS for m in margin.values())
+    info.update(backoff=backed_off, ratio=violating / len(margin),
+                cond2_checked=cfg.get("mode", "aggressive") != "aggressive" and violating > 0, cond2_failed=failed)
+    return delta, info
+
+
 # -------------------------------------------------------------------------------------------------- data
 def random_features(rng: np.random.Generator, lengths, n_feats: int, n_tfeats: int, max_e: int = 3,
                     max_t: int = 2):

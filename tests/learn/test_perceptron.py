@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from naive import (
+    candidate_matrix,
     explicit_average,
     freund_schapire_counts,
     lazy_average,
+    naive_swvp_step,
     textbook_perceptron,
     voted_predict,
 )
@@ -259,6 +261,51 @@ def test_epoch_diagnostics_are_consistent(update):
         assert tracked == recomputed
     untracked = train(problem, update)
     assert all(h.train_accuracy is None and h.dev_accuracy is None for h in untracked.history)
+
+
+@pytest.mark.parametrize("chain", [1, 2])
+@pytest.mark.parametrize("update", SWVP_VARIANTS + [WeightedViolations(mode="balanced", enforce_cond2=True)],
+                         ids=lambda u: tag(u) + ("-cond2" if u.enforce_cond2 else ""))
+def test_epoch_diagnostics_equal_the_reference_run(update, chain):
+    # Every per-epoch figure — mean |I^v| / |S_all| over the updates, back-offs, condition-(2) checks and failures,
+    # mistakes, online accuracy — recomputed by the dense SWVP reference (naive.py), for first- and second-order
+    # chains. The run is replayed one example at a time (resuming the weight table; bit-identical to the full
+    # run); at each step the reference takes the library's prediction after checking that it is a brute-force
+    # argmax (γ-weighted updates make exact score ties common, and which tied sequence float rounding favours is
+    # not the reference's business), and computes the update and its diagnostics from the weights before it.
+    base = noisy_problem(18, n_sent=14, max_len=4)
+    problem = SequenceProblem(base.features, base.n_labels, base.labels, order=chain)
+    f, K, epochs, n = problem.features, problem.n_labels, 3, problem.n_examples
+    full = train(problem, update, epochs=epochs, shuffle=False, average=False)
+    cfg = dict(chain=chain, scheme=update.gamma, mode=update.mode, beta=update.beta, enforce_cond2=update.enforce_cond2)
+    table = WeightTable(problem.weight_size)
+    cands = [candidate_matrix(f, K, s, chain=chain) for s in range(n)]
+    ratios_seen = []
+    for h in full.history:
+        ref = {"mistakes": 0, "backoffs": 0, "cond2_checked": 0, "cond2_failures": 0, "wrong": 0, "ratios": []}
+        for s in range(n):
+            w0 = table.w.copy()
+            one = SequenceProblem(f.select([s]), K, problem.labels[f.offsets[s]:f.offsets[s + 1]], order=chain)
+            z = one.decode(w0)
+            scores = cands[s][1] @ w0
+            assert cands[s][1][cands[s][0].index(tuple(z))] @ w0 >= scores.max() - 1e-9  # z is an argmax
+            Perceptron(update=update, epochs=1, shuffle=False, average=False).train(one, weights=table)
+            delta, info = naive_swvp_step(f, problem.labels, K, s, w0, z, **cfg)
+            np.testing.assert_allclose(table.w - w0, delta, rtol=0, atol=1e-9)
+            ref["mistakes"] += info["mistake"]
+            ref["backoffs"] += info["backoff"]
+            ref["cond2_checked"] += info["cond2_checked"]
+            ref["cond2_failures"] += info["cond2_failed"]
+            ref["wrong"] += info["wrong"]
+            if info["ratio"] is not None:
+                ref["ratios"].append(info["ratio"])
+        assert (h.mistakes, h.updates, h.backoffs) == (ref["mistakes"], ref["mistakes"], ref["backoffs"])
+        assert (h.cond2_failures, h.cond2_checked) == (ref["cond2_failures"], ref["cond2_checked"])
+        assert h.mean_violation_ratio == pytest.approx(np.mean(ref["ratios"]), abs=1e-12)
+        assert h.online_accuracy == pytest.approx(1 - ref["wrong"] / f.n_tokens, abs=1e-12)
+        ratios_seen.append(h.mean_violation_ratio)
+    assert np.array_equal(table.w, full.weights.w)
+    assert all(0 < v < 1 for v in ratios_seen) and len(set(ratios_seen)) > 1  # the figure is not a constant
 
 
 def test_dev_tracking_keeps_best_epoch():
