@@ -147,16 +147,40 @@ def test_separable_data_converges_within_the_mistake_bound(update, seed, kind):
 
 
 # -------------------------------------------------------------------------------------- seeds and order
-def test_same_seed_identical_different_seed_different():
+def replay(problem, update, orders, table=None):
+    """The run one example at a time in the given per-epoch orders (one-sentence problems resuming the table)."""
+    table = table or WeightTable(problem.weight_size)
+    offs = problem.features.offsets
+    for order in orders:
+        for s in order:
+            one = SequenceProblem(problem.features.select([s]), problem.n_labels, problem.labels[offs[s]:offs[s + 1]])
+            Perceptron(update=update, epochs=1, shuffle=False).train(one, weights=table)
+    return table
+
+
+def test_seeded_shuffle_is_a_fresh_permutation_per_epoch():
+    # random_state = r trains in the orders rng.permutation(n), one per epoch, rng = default_rng(r) (§9: a seeded
+    # per-epoch shuffle); shuffle=False in file order. Each run equals its replay in those orders, and CSP's equals
+    # the textbook perceptron over them.
     problem = noisy_problem(9, n_sent=20)
+    n, epochs = problem.n_examples, 4
     for update in [Full(), SWVP_VARIANTS[1]]:
-        a = train(problem, update, shuffle=True, random_state=11)
-        b = train(problem, update, shuffle=True, random_state=11)
-        c = train(problem, update, shuffle=True, random_state=12)
-        assert np.array_equal(a.weights.w, b.weights.w) and np.array_equal(a.weights.u, b.weights.u)
-        assert not np.array_equal(a.weights.w, c.weights.w)
-        file_order = train(problem, update, shuffle=False)
-        assert not np.array_equal(a.weights.w, file_order.weights.w)
+        for seed in (11, 12, None):
+            if seed is None:
+                run = train(problem, update, shuffle=False, epochs=epochs)
+                orders = [np.arange(n)] * epochs
+            else:
+                run = train(problem, update, shuffle=True, random_state=seed, epochs=epochs)
+                again = train(problem, update, shuffle=True, random_state=seed, epochs=epochs)
+                assert np.array_equal(run.weights.w, again.weights.w) and np.array_equal(run.weights.u, again.weights.u)
+                rng = np.random.default_rng(seed)
+                orders = [rng.permutation(n) for _ in range(epochs)]
+            table = replay(problem, update, orders)
+            assert np.array_equal(table.w, run.weights.w) and np.array_equal(table.u, run.weights.u)
+            assert table.c == run.weights.c == n * epochs
+            if isinstance(update, Full):
+                w, *_ = textbook_perceptron(problem.features, problem.labels, problem.n_labels, orders)
+                assert np.array_equal(run.weights.w, w)
 
 
 def test_shuffle_false_keeps_file_order():
@@ -169,8 +193,6 @@ def test_shuffle_false_keeps_file_order():
     got = train(reordered, Full(), epochs=3, shuffle=False, average=False)
     w, *_ = textbook_perceptron(problem.features, problem.labels, problem.n_labels, [perm] * 3)
     assert np.array_equal(got.weights.w, w)
-    # and shuffle=False on the original file is not the same run
-    assert not np.array_equal(train(problem, Full(), epochs=3, shuffle=False).weights.w, w)
 
 
 # ------------------------------------------------------------------------------------------------- voting
