@@ -120,20 +120,40 @@ def test_initial_weights_break_the_symmetry_between_sub_states():
 
 
 def test_latent_states_beat_the_label_chain_on_the_testbed():
-    """Data from an HMM over 12 states shown as 4 labels: sub-states recover part of the gap to the Bayes rule."""
-    d = generate_latent(seed=0)
-    (trx, trY), (dvx, dvY), (tex, teY) = d.split()
-    V = d.params.emit.shape[1]
+    """Data from an HMM over 12 states shown as 4 labels: sub-states (k = 3) beat the label chain (k = 1).
 
-    def score(k):
-        sl = np.arange(d.n_labels * k) // k
-        train, dev, test = (LatentSequenceProblem(hmm_features(x, V), sl, y.reshape(-1))
-                            for x, y in ((trx, trY), (dvx, dvY), (tex, teY)))
-        res = Perceptron(epochs=6, stop_when_separated=False).train(train, dev=dev, weights=train.initial_weights())
-        return test.accuracy(res.best_weights)
+    The threshold is a significance level, not a tuned margin: per test sentence (the independent unit) the paired
+    difference d = correct tokens with k = 3 − with k = 1, pooled over four data seeds; the paired z statistic
+    mean(d) / (std(d) / √N) must exceed 3 (one-sided p ≈ 0.001). On single seeds the gain ranges from about 1 to 7
+    points and is not significant on every seed, hence the pooling. Neither learner may be significantly above
+    the Bayes-optimal rule (posterior decoding with the true parameters, ALGORITHMS.md §7 testbed).
+    """
+    from swvp.inference.hmm import hmm_marginals
 
-    one, three = score(1), score(3)
-    assert three > one + 0.02
+    diffs, above_bayes = [], []
+    for seed in range(4):
+        d = generate_latent(seed=seed)
+        (trx, trY), (dvx, dvY), (tex, teY) = d.split()
+        V = d.params.emit.shape[1]
+        correct = {}
+        for k in (1, 3):
+            sl = np.arange(d.n_labels * k) // k
+            train, dev, test = (LatentSequenceProblem(hmm_features(x, V), sl, y.reshape(-1))
+                                for x, y in ((trx, trY), (dvx, dvY), (tex, teY)))
+            res = Perceptron(epochs=6, stop_when_separated=False).train(train, dev=dev,
+                                                                        weights=train.initial_weights())
+            correct[k] = (test.decode(res.best_weights).reshape(teY.shape) == teY).sum(axis=1)
+        diffs.append(correct[3] - correct[1])
+        marg = hmm_marginals(tex, d.params)  # (n, L, states) → label marginals → their argmax
+        label_marg = np.zeros(marg.shape[:2] + (d.n_labels,))
+        np.add.at(label_marg, (slice(None), slice(None), d.state_label), marg)
+        bayes_correct = (label_marg.argmax(axis=-1) == teY).sum(axis=1)
+        above_bayes += [correct[k] - bayes_correct for k in (1, 3)]
+    diff = np.concatenate(diffs)
+    z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size))
+    assert z > 3, z
+    for a in above_bayes:
+        assert a.mean() / (a.std(ddof=1) / np.sqrt(a.size)) < 3
 
 
 def test_sampled_labels_are_the_states_labels_and_seeded():
