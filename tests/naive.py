@@ -1,109 +1,74 @@
-"""Slow reference implementations for the first-order chain learners (DESIGN.md principle 8).
+"""Slow reference implementations for the chain learners (DESIGN.md principle 8).
 
 Everything here is written from the definitions in ALGORITHMS.md §0, §1 and §5, independently of the compiled
-kernels: explicit feature dictionaries, dense Φ vectors, enumeration of every label sequence, Collins' perceptron
-in a few lines, SetGamma from its formulas, and averaging / voting over explicitly stored weight vectors.
-
-Tie order of the brute-force argmax. ``order="lex"`` enumerates sequences lexicographically (y_1 varies slowest);
-``order="colex"`` enumerates them by (y_n, y_{n-1}, …, y_1) (the last position varies slowest). With first maximum
-wins, "colex" picks the smallest last label, then the smallest label before it, … — exactly the Viterbi rule of §0
-("smallest label id at every back-pointer and at the last position"). The two orders differ on ties: scores
-(0, 1) and (1, 0) tied at the top give (0, 1) under "lex" but (1, 0) under Viterbi's rule.
+kernels: explicit feature dictionaries, dense Φ vectors (first- or second-order chains), enumeration of every label
+sequence (tests/enumerate.py), Collins' perceptron in a few lines, SetGamma from its formulas, the SWVP update from
+dense vectors, and averaging / voting over explicitly stored weight vectors.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import numpy as np
 
+from enumerate import all_sequences, first_argmax
+
 EPS = 1e-9  # ALGORITHMS.md §1.3: a margin m is violating iff m <= EPS
 
 
-# ----------------------------------------------------------------------------------------------- enumeration
-def all_sequences(n: int, K: int, order: str = "colex") -> list[tuple[int, ...]]:
-    """Every label sequence of length ``n`` over ``K`` labels, in the given tie order (see module docstring)."""
-    seqs = list(itertools.product(range(K), repeat=n))
-    if order == "lex":
-        return seqs
-    if order == "colex":
-        return [s[::-1] for s in seqs]
-    raise ValueError(order)
-
-
-def chain_score(E: np.ndarray, T: np.ndarray, y) -> float:
-    """Σ_i E[i, y_i] + T[i, y_{i-1}, y_i] with y_{-1} = START = K."""
-    K = E.shape[1]
-    prev = [K] + list(y[:-1])
-    return float(sum(E[i, y[i]] + T[i, prev[i], y[i]] for i in range(len(y))))
-
-
-def brute_force_argmax(E: np.ndarray, T: np.ndarray, order: str = "colex") -> tuple[np.ndarray, float]:
-    """First maximum of :func:`chain_score` over :func:`all_sequences` in ``order``."""
-    n, K = E.shape
-    best, best_s = None, -np.inf
-    for y in all_sequences(n, K, order):
-        s = chain_score(E, T, y)
-        if s > best_s:
-            best, best_s = y, s
-    return np.array(best, dtype=np.int64), best_s
-
-
-def first_argmax(scores: np.ndarray) -> int:
-    """Index of the first maximum (np.argmax already keeps the first one; spelled out for clarity)."""
-    best = 0
-    for k in range(1, len(scores)):
-        if scores[k] > scores[best]:
-            best = k
-    return best
-
-
 # ------------------------------------------------------------------------------------------------ features
-def phi_dict(features, s: int, y) -> Counter:
-    """Explicit feature dictionary of sentence ``s`` with labels ``y``: ("E", f, y_i) and ("T", g, y_{i-1}, y_i).
+def phi_dict(features, s: int, y, chain: int = 1) -> Counter:
+    """Explicit feature dictionary of sentence ``s`` with labels ``y`` in a chain of order ``chain`` (1 or 2):
+    ("E", f, y_i) and ("T", g, history, y_i), the history being (y_{i-1},) or (y_{i-2}, y_{i-1}).
 
     START is spelled "S" here, so the dictionary never depends on the label count.
     """
     out: Counter = Counter()
     t0 = int(features.offsets[s])
+    hist = ["S"] * chain + [int(v) for v in y]
     for i, yi in enumerate(y):
         t = t0 + i
-        prev = "S" if i == 0 else int(y[i - 1])
+        h = tuple(hist[i:i + chain])
         for f in features.fids[features.fptr[t]:features.fptr[t + 1]]:
             out[("E", int(f), int(yi))] += 1
         for g in features.tids[features.tptr[t]:features.tptr[t + 1]]:
-            out[("T", int(g), prev, int(yi))] += 1
+            out[("T", int(g), h, int(yi))] += 1
     return out
 
 
 def key_index(key, n_feats: int, K: int) -> int:
-    """Position of a feature-dictionary key in the flat weight vector (layout of model/layout.py, restated)."""
+    """Position of a feature-dictionary key in the flat weight vector (layout of model/layout.py, restated):
+    emissions at f·K + y, then transitions at n_feats·K + (g·H + h)·K + y with H = (K+1)^order and h the history
+    read as a base-(K+1) number (START = K)."""
     if key[0] == "E":
         _, f, y = key
         return f * K + y
-    _, g, p, y = key
-    p = K if p == "S" else p
-    return n_feats * K + (g * (K + 1) + p) * K + y
+    _, g, hist, y = key
+    H = (K + 1) ** len(hist)
+    h = 0
+    for p in hist:
+        h = h * (K + 1) + (K if p == "S" else p)
+    return n_feats * K + (g * H + h) * K + y
 
 
-def weight_size(features, K: int) -> int:
-    return features.n_feats * K + features.n_tfeats * (K + 1) * K
+def weight_size(features, K: int, chain: int = 1) -> int:
+    return features.n_feats * K + features.n_tfeats * (K + 1) ** chain * K
 
 
-def phi_dense(features, K: int, s: int, y) -> np.ndarray:
-    """Φ(x_s, y) as a dense vector in the library's weight layout."""
-    v = np.zeros(weight_size(features, K))
-    for key, c in phi_dict(features, s, y).items():
+def phi_dense(features, K: int, s: int, y, chain: int = 1) -> np.ndarray:
+    """Φ(x_s, y) as a dense vector in the library's weight layout (chain of order ``chain``)."""
+    v = np.zeros(weight_size(features, K, chain))
+    for key, c in phi_dict(features, s, y, chain).items():
         v[key_index(key, features.n_feats, K)] += c
     return v
 
 
-def candidate_matrix(features, K: int, s: int, order: str = "colex"):
+def candidate_matrix(features, K: int, s: int, order: str = "colex", chain: int = 1):
     """(sequences, Φ rows) of every label sequence of sentence ``s``: a list of tuples and a (K^n, D) array."""
     n = int(features.offsets[s + 1] - features.offsets[s])
     seqs = all_sequences(n, K, order)
-    return seqs, np.array([phi_dense(features, K, s, y) for y in seqs]).reshape(len(seqs), -1)
+    return seqs, np.array([phi_dense(features, K, s, y, chain) for y in seqs]).reshape(len(seqs), -1)
 
 
 def sentence_labels(labels: np.ndarray, offsets: np.ndarray, s: int) -> tuple[int, ...]:
@@ -222,17 +187,17 @@ def mixed(y, z, j: int) -> tuple[int, ...]:
 
 
 def naive_swvp_delta(features, K: int, s: int, w: np.ndarray, y, z, *, scheme="wm", mode="aggressive", beta=1.0,
-                     wmr_n="set", enforce_cond2=False):
+                     wmr_n="set", enforce_cond2=False, chain: int = 1):
     """The single-difference SWVP update of §1.5 from dense Φ vectors.
 
     Returns (Δ, backed_off, margins {position: margin} over S_all, cond2_failed). ``enforce_cond2`` (§1.4) drops
     non-violating terms, largest margin first, renormalising, until Σγ·margin <= eps; else backs off to CSP.
     """
     y, z = tuple(y), tuple(z)
-    phi_y = phi_dense(features, K, s, y)
-    csp = phi_y - phi_dense(features, K, s, z)
+    phi_y = phi_dense(features, K, s, y, chain)
+    csp = phi_y - phi_dense(features, K, s, z, chain)
     S_all = [j for j in range(len(y)) if y[j] != z[j]]
-    dphi = {j: phi_y - phi_dense(features, K, s, mixed(y, z, j)) for j in S_all}
+    dphi = {j: phi_y - phi_dense(features, K, s, mixed(y, z, j), chain) for j in S_all}
     margin = {j: float(w @ dphi[j]) for j in S_all}
     Iv = [j for j in S_all if margin[j] <= EPS]
     if not Iv:
@@ -254,6 +219,30 @@ def naive_swvp_delta(features, K: int, s: int, w: np.ndarray, y, z, *, scheme="w
         if sum(gamma.values()) <= 0 or sum(gamma[j] * margin[j] for j in S) > EPS:
             return csp, True, margin, failed
     return sum(gamma[j] * dphi[j] for j in S), False, margin, failed
+
+
+def naive_swvp_step(features, labels, K: int, s: int, w: np.ndarray, z=None, *, chain: int = 1, **cfg):
+    """One example of the SWVP perceptron (ALGORITHMS.md §1.5) from dense vectors, with its diagnostics.
+
+    ``z``: the prediction (default: the brute-force argmax of w·Φ in Viterbi's tie order). ``cfg``: the options of
+    :func:`naive_swvp_delta`. Returns (Δ, info): Δ = 0 when z = y; ``info`` has mistake, backoff, ratio
+    (|I^v| / |S_all|, None without an update), cond2_checked (a balanced update whose I^v is not empty),
+    cond2_failed, and wrong (token errors of z).
+    """
+    y = sentence_labels(labels, features.offsets, s)
+    if z is None:
+        seqs, Phi = candidate_matrix(features, K, s, chain=chain)
+        z = seqs[first_argmax(Phi @ w)]
+    z = tuple(int(v) for v in z)
+    info = {"mistake": z != y, "backoff": False, "ratio": None, "cond2_checked": False, "cond2_failed": False,
+            "wrong": sum(a != b for a, b in zip(z, y, strict=True))}
+    if z == y:
+        return np.zeros(weight_size(features, K, chain)), info
+    delta, backed_off, margin, failed = naive_swvp_delta(features, K, s, w, y, z, chain=chain, **cfg)
+    violating = sum(m <= EPS for m in margin.values())
+    info.update(backoff=backed_off, ratio=violating / len(margin),
+                cond2_checked=cfg.get("mode", "aggressive") != "aggressive" and violating > 0, cond2_failed=failed)
+    return delta, info
 
 
 # -------------------------------------------------------------------------------------------------- data

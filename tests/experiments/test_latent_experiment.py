@@ -1,10 +1,10 @@
 """``swvp experiment latent``: the latent-variable perceptron testbed runs end to end and reports computed figures."""
 
-import itertools
 import json
 
 import numpy as np
 
+from enumerate import latent_sequences
 from swvp.cli.main import main
 from swvp.data.latent_hmm import generate_latent
 from swvp.experiments import latent
@@ -15,7 +15,7 @@ def test_ceilings_equal_brute_force_over_state_sequences():
     data = generate_latent(n_labels=2, states_per_label=2, n_symbols=3, n_items=60, length=3, seed=2)
     _, _, (x, y) = data.split()
     p = data.params
-    seqs = list(itertools.product(range(4), repeat=3))
+    seqs = latent_sequences(3, data.state_label, order="lex")  # every state path
     bayes, path = [], []
     for xi in x:
         joint = np.array([p.start[s[0]] * p.emit[s[0], xi[0]]

@@ -10,12 +10,12 @@ docstring). Every other naive column must appear in the library's Φ exactly onc
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import numpy as np
 import pytest
 
+from enumerate import all_sequences
 from naive import phi_dense
 from swvp.features.hmm import hmm_features
 from swvp.problems.chain import SequenceProblem
@@ -44,7 +44,7 @@ def design(x: np.ndarray, n_symbols: int, K: int):
     n_items, L = x.shape
     rows_item, naive_rows, lib_rows = [], [], []
     for s in range(n_items):
-        for y in itertools.product(range(K), repeat=L):
+        for y in all_sequences(L, K, "lex"):
             rows_item.append(s)
             naive_rows.append(naive_templates(x[s], y))
             lib_rows.append(phi_dense(feats, K, s, y))
@@ -94,7 +94,7 @@ def test_scores_agree_for_random_weights():
         pred = problem.decode(w_lib).reshape(x.shape)
         for s in range(x.shape[0]):
             block = A[items == s] @ w_naive
-            best = np.array(list(itertools.product(range(K), repeat=L))[int(np.argmax(block))])
+            best = np.array(all_sequences(L, K, "lex")[int(np.argmax(block))])
             assert np.array_equal(pred[s], best)
 
 
@@ -110,7 +110,7 @@ def test_csr_structure_and_kernel_scores():
     problem = SequenceProblem(feats, K)
     w = rng.normal(size=problem.weight_size)
     pred = problem.decode(w).reshape(n_items, L)
-    seqs = list(itertools.product(range(K), repeat=L))
+    seqs = all_sequences(L, K, "lex")
     for s in range(n_items):
         scores = [w @ phi_dense(feats, K, s, y) for y in seqs]
         assert tuple(pred[s]) == seqs[int(np.argmax(scores))]

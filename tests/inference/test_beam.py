@@ -6,27 +6,14 @@ tests "gold in beam" by sequence equality; the kernel uses back-pointers, increm
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
+from enumerate import brute_force_chain, chain_score
 from swvp.inference.beam import BeamTrace, beam_search
 from swvp.inference.viterbi2 import viterbi2
 
 # ------------------------------------------------------------------------------------ slow references
-
-
-def seq_score(E: np.ndarray, T: np.ndarray, y, order: int) -> float:
-    """Score of the sequence (or prefix) y, left to right, START = K."""
-    K = E.shape[1]
-    hist = [K, K]
-    s = 0.0
-    for i, lab in enumerate(y):
-        t = T[i, hist[-1], lab] if order == 1 else T[i, hist[-2], hist[-1], lab]
-        s = s + E[i, lab] + t
-        hist.append(lab)
-    return float(s)
 
 
 def state_key(seq, K: int, order: int) -> int:
@@ -47,10 +34,10 @@ def naive_beam(E, T, order: int, k: int, *, merge: bool = True, init=()) -> list
     by (score desc, state key asc) — the documented tie rule. Without merging every sequence is kept.
     """
     n, K = E.shape
-    beam = [(tuple(init), seq_score(E, T, init, order))]
+    beam = [(tuple(init), chain_score(E, T, init))]
     out = []
     for _ in range(len(init), n):
-        cands = [(c, seq_score(E, T, c, order)) for c in (seq + (y,) for seq, _ in beam for y in range(K))]
+        cands = [(c, chain_score(E, T, c)) for c in (seq + (y,) for seq, _ in beam for y in range(K))]
         if merge:
             best: dict[int, tuple[tuple, float]] = {}
             for c, s in cands:
@@ -67,15 +54,6 @@ def naive_beam(E, T, order: int, k: int, *, merge: bool = True, init=()) -> list
         beam = pool[:k]
         out.append(beam)
     return out
-
-
-def brute_force(E, T, order: int) -> tuple[tuple[int, ...], float]:
-    """Exact argmax; ties → reverse-lexicographically smallest (the Viterbi tie rule, ALGORITHMS.md §0)."""
-    n, K = E.shape
-    seqs = list(itertools.product(range(K), repeat=n))
-    scores = [seq_score(E, T, y, order) for y in seqs]
-    best = max(scores)
-    return min((y for y, s in zip(seqs, scores, strict=True) if s == best), key=lambda y: y[::-1]), best
 
 
 def random_instance(rng, n: int, K: int, order: int, integer: bool):
@@ -97,7 +75,7 @@ def assert_trace_matches(tr: BeamTrace, ref, gold, E, T, order: int, start: int 
         assert tr.gold_in_beam[i] == in_beam
         assert tr.top_is_gold[i] == (beam[0][0] == tuple(gold[: i + 1]))
         assert tr.top_score[i] == tr.scores[i, 0]
-        assert tr.gold_score[i] == pytest.approx(seq_score(E, T, gold[: i + 1], order), abs=1e-9)
+        assert tr.gold_score[i] == pytest.approx(chain_score(E, T, gold[: i + 1]), abs=1e-9)
 
 
 # --------------------------------------------------------------------------------------------- tests
@@ -120,7 +98,7 @@ def test_dp_trace_equals_naive_beam(order: int, integer: bool) -> None:
         nomerge = naive_beam(E, T, order, k, merge=False)
         assert len(nomerge) == n
         for i in range(n):
-            assert tr.gold_score[i] == pytest.approx(seq_score(E, T, gold[: i + 1], order), abs=1e-9)
+            assert tr.gold_score[i] == pytest.approx(chain_score(E, T, gold[: i + 1]), abs=1e-9)
         assert tr.violations == pytest.approx(tr.top_score - tr.gold_score)
 
 
@@ -152,7 +130,8 @@ def test_wide_beam_is_exact(order: int, integer: bool) -> None:
         E, T = random_instance(rng, n, K, order, integer)
         states = K if order == 1 else (K + 1) ** 2
         tr = beam_search(E, T, order=order, beam_size=states + int(rng.integers(0, 3)))
-        want, best = brute_force(E, T, order)
+        want, best = brute_force_chain(E, T)
+        want = tuple(want)
         assert tr.top_score[-1] == pytest.approx(best, abs=1e-9)
         # The tie rule reproduces exact Viterbi's, so labels agree even with ties (integer scores).
         assert tuple(tr.output) == want

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swvp.inference.brute_force import all_trees, score_trees
+from enumerate import all_trees, score_trees
 from swvp.inference.chu_liu_edmonds import chu_liu_edmonds
 from swvp.inference.eisner import eisner
 from swvp.structures.tree import is_projective, is_tree, tree_score

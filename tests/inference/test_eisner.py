@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
+from enumerate import all_trees, brute_force_tree, score_trees
 from swvp.inference._kernels.eisner import eisner2_heads, eisner_heads
-from swvp.inference.brute_force import all_trees, brute_force_tree, score_trees
 from swvp.inference.chu_liu_edmonds import chu_liu_edmonds
 from swvp.inference.eisner import eisner, eisner2
 from swvp.structures.tree import is_projective, is_tree, tree_score

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from enumerate import all_sequences
 from swvp.data.synthetic import dataset_seed, generate
 from swvp.inference.hmm import hmm_marginals, hmm_posterior_decode, hmm_viterbi
 
@@ -34,19 +34,29 @@ def sample_x(rng: np.random.Generator, p: SimpleNamespace, n: int, length: int) 
     return x
 
 
-def brute_force(x: np.ndarray, p: SimpleNamespace) -> tuple[np.ndarray, np.ndarray]:
-    """(argmax sequence, marginals (L, C_y)) by enumerating every label sequence of one ``x`` (L,)."""
-    n_y, length = len(p.start), len(x)
-    best, best_prob = None, -1.0
-    marg = np.zeros((length, n_y))
-    for ys in itertools.product(range(n_y), repeat=length):
+def joint_probabilities(x: np.ndarray, p: SimpleNamespace) -> np.ndarray:
+    """p(x, y) for every labelling y of one ``x`` (L,), in lexicographic order of y."""
+    out = []
+    for ys in all_sequences(len(x), len(p.start), "lex"):
         prob = p.start[ys[0]] * p.emit[ys[0], x[0]]
-        for i in range(1, length):
+        for i in range(1, len(x)):
             prob *= p.trans[ys[i - 1], ys[i]] * p.emit[ys[i], x[i]]
-        if prob > best_prob:
-            best, best_prob = ys, prob
-        marg[np.arange(length), ys] += prob
-    return np.array(best), marg / marg.sum(axis=1, keepdims=True)
+        out.append(prob)
+    return np.array(out)
+
+
+def brute_force(x: np.ndarray, p: SimpleNamespace) -> tuple[np.ndarray, np.ndarray]:
+    """(argmax sequence, marginals (L, C_y)) by enumerating every label sequence of one ``x`` (L,).
+
+    Lexicographic order with first maximum wins: among equally probable labellings the smallest labels first.
+    """
+    n_y, length = len(p.start), len(x)
+    seqs = np.array(all_sequences(length, n_y, "lex"))
+    joint = joint_probabilities(x, p)
+    marg = np.zeros((length, n_y))
+    for i in range(length):
+        np.add.at(marg[i], seqs[:, i], joint)
+    return seqs[int(np.argmax(joint))], marg / marg.sum(axis=1, keepdims=True)
 
 
 @pytest.mark.parametrize("zeros", [False, True])
@@ -104,10 +114,21 @@ def test_zero_probabilities_no_nan():
     assert not np.isnan(marg).any()
     np.testing.assert_array_equal(y_hat[0, :3], [0, 1, 1])
     assert marg[0, 0, 0] == 1.0 and marg[0, 1, 1] == 1.0 and marg[0, 2, 1] == 1.0
-    # a sequence impossible under p: zero rows, no NaN, valid labels
-    impossible = np.array([[1, 0]])
-    assert not np.isnan(hmm_marginals(impossible, p)).any()
-    assert hmm_viterbi(impossible, p).shape == (1, 2)
+    # a sequence impossible under p (symbol 1 needs label 1, which cannot start): brute force gives it probability
+    # 0 under every labelling; its marginal rows are all zero (documented, never NaN), and both decoders return
+    # valid labels — all tied at log 0 = -inf, so by the tie rule the smallest label, 0, everywhere
+    impossible = np.array([[1, 0], [1, 1]])
+    for x in impossible:
+        assert joint_probabilities(x, p).max() == 0.0
+    np.testing.assert_array_equal(hmm_marginals(impossible, p), np.zeros((2, 2, 2)))
+    for decode in (hmm_viterbi, hmm_posterior_decode):
+        y = decode(impossible, p)
+        assert y.dtype == np.int64
+        np.testing.assert_array_equal(y, np.zeros((2, 2), np.int64))
+    # a possible and an impossible sequence in one batch: the possible one is unaffected
+    both = np.array([[0, 1], [1, 0]])
+    np.testing.assert_allclose(hmm_marginals(both, p)[0], brute_force(both[0], p)[1], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(hmm_marginals(both, p)[1], 0.0)
 
 
 def test_rejects_bad_input():

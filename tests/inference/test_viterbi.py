@@ -1,13 +1,17 @@
-"""First-order Viterbi (inference/viterbi.py, _kernels/viterbi.py) against brute force over all K^n sequences."""
+"""Viterbi (inference/viterbi.py, _kernels/viterbi.py) against brute force over all K^n sequences; the score-difference
+and update kernels of model/_kernels.py (orders 1 and 2) against dense computations."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from naive import all_sequences, brute_force_argmax, chain_score
+from enumerate import all_sequences, brute_force_chain, chain_score
+from naive import phi_dense, random_features
 from swvp.inference.viterbi import viterbi
-from swvp.model._kernels import score_difference
+from swvp.model._kernels import Accum, add_delta, score_difference
+from swvp.model.layout import SequenceLayout
+from swvp.problems.chain import SequenceProblem
 
 SHAPES = [(n, K) for n in range(1, 7) for K in range(2, 5) if K**n <= 4096]
 
@@ -36,7 +40,7 @@ def test_viterbi_equals_brute_force_real_scores(kind):
     for n, K in SHAPES:
         for _ in range(3):
             E, T = random_scores(rng, n, K, kind)
-            want, best = brute_force_argmax(E, T)
+            want, best = brute_force_chain(E, T)
             got = viterbi(E, T)
             assert got.dtype == np.int64 and got.shape == (n,)
             assert np.array_equal(got, want), (n, K, kind)
@@ -47,13 +51,13 @@ def test_viterbi_equals_brute_force_real_scores(kind):
 def test_viterbi_tie_rule_with_integer_scores(kind):
     # Integer scores in -1..1: exact ties everywhere, so the tie rule itself decides. §0: the smallest label id at
     # the last position and at every back-pointer = the first maximum when sequences are enumerated by
-    # (y_n, y_{n-1}, …, y_1) ("colex", see naive.py).
+    # (y_n, y_{n-1}, …, y_1) ("colex", see tests/enumerate.py).
     rng = np.random.default_rng(10 + ["emission", "bigram", "both", "varying"].index(kind))
     ties = 0
     for n, K in SHAPES:
         for _ in range(4):
             E, T = random_scores(rng, n, K, kind, integer=True)
-            want, best = brute_force_argmax(E, T, order="colex")
+            want, best = brute_force_chain(E, T, order="colex")
             got = viterbi(E, T)
             assert tuple(got) == tuple(want), (E, T)
             assert chain_score(E, T, got) == best
@@ -69,7 +73,7 @@ def test_tie_rule_is_not_lexicographic_first_max():
     E = np.zeros((2, 2))
     T = np.zeros((2, 3, 2))
     T[1, 0, 1] = T[1, 1, 0] = 1.0
-    assert tuple(brute_force_argmax(E, T, order="lex")[0]) == (0, 1)
+    assert tuple(brute_force_chain(E, T, order="lex")[0]) == (0, 1)
     assert tuple(viterbi(E, T)) == (1, 0)
 
 
@@ -82,7 +86,7 @@ def test_lexicographic_agreement_when_optimum_unique():
             scores = [chain_score(E, T, y) for y in all_sequences(n, K, "lex")]
             if scores.count(max(scores)) == 1:
                 checked += 1
-                assert tuple(viterbi(E, T)) == tuple(brute_force_argmax(E, T, order="lex")[0])
+                assert tuple(viterbi(E, T)) == tuple(brute_force_chain(E, T, order="lex")[0])
     assert checked > 10
 
 
@@ -132,3 +136,58 @@ def test_score_difference_kernel_matches_definition():
         want = chain_score(E, T, y) - chain_score(E, T, z)
         assert score_difference(E, T, y, z, lo, last + 2, n, K, 1) == pytest.approx(want, abs=1e-12)
         assert score_difference(E, T, y, z, 0, n, n, K, 1) == pytest.approx(want, abs=1e-12)
+
+
+def _differing_pair(rng, n, K):
+    """Labels y and z that agree outside lo..last (z differs from y somewhere inside)."""
+    y = rng.integers(0, K, size=n)
+    lo = int(rng.integers(0, n))
+    last = int(rng.integers(lo, n))
+    z = y.copy()
+    z[lo:last + 1] = rng.integers(0, K, size=last + 1 - lo)
+    return y, z, lo, last
+
+
+def test_score_difference_second_order_matches_dense_scores():
+    # Order 2: T is (n, (K+1)^2, K) with history index y_{i-2}·(K+1) + y_{i-1}; a change at lo..last reaches the
+    # factors up to last + 2, so the window [lo, last + 3) carries the whole difference (tests/enumerate.py scores
+    # the same arrays as a (n, K+1, K+1, K) trigram table).
+    rng = np.random.default_rng(6)
+    for _ in range(80):
+        n, K = int(rng.integers(1, 7)), int(rng.integers(2, 5))
+        E = rng.normal(size=(n, K))
+        T = rng.normal(size=(n, (K + 1) ** 2, K))
+        T4 = T.reshape(n, K + 1, K + 1, K)
+        y, z, lo, last = _differing_pair(rng, n, K)
+        want = chain_score(E, T4, y) - chain_score(E, T4, z)
+        assert score_difference(E, T, y, z, lo, last + 3, n, K, 2) == pytest.approx(want, abs=1e-12)
+        assert score_difference(E, T, y, z, 0, n, n, K, 2) == pytest.approx(want, abs=1e-12)
+        if last + 2 < n and z[last] != y[last]:
+            # the first-order window misses the factor at last + 2 (history (y_last, y_{last+1}))
+            short = score_difference(E, T, y, z, lo, last + 2, n, K, 2)
+            tail = (T4[last + 2, y[last], y[last + 1], y[last + 2]] - T4[last + 2, z[last], z[last + 1], z[last + 2]])
+            assert short == pytest.approx(want - tail, abs=1e-12)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_add_delta_equals_dense_phi_difference(order):
+    # w += coef·(Φ(x, y) − Φ(x, z)) with u += c·(the same), over the factors of a window that covers the change,
+    # equals the dense Φ difference (naive.py, layout restated); the change log replays to the same vector.
+    rng = np.random.default_rng(7 + order)
+    for _ in range(40):
+        n, K = int(rng.integers(1, 6)), int(rng.integers(2, 4))
+        feats = random_features(rng, [n], n_feats=5, n_tfeats=3)
+        lay = SequenceLayout(feats.n_feats, feats.n_tfeats, K, order)
+        y, z, lo, last = _differing_pair(rng, n, K)
+        coef, cavg = float(rng.normal()), int(rng.integers(0, 9))
+        w, u = np.zeros(lay.size), np.zeros(lay.size)
+        cap = 4 * (len(feats.fids) + len(feats.tids)) + 4
+        log_idx, log_val, log_n = np.zeros(cap, np.int64), np.zeros(cap), np.zeros(1, np.int64)
+        group = SequenceProblem(feats, K, order=order).structure()  # the chain's feature group (fptr, …, toff)
+        add_delta(Accum(w, u, log_idx, log_val, log_n), cavg, coef, group, 0, y, z, lo, last + order + 1, n)
+        want = coef * (phi_dense(feats, K, 0, y, order) - phi_dense(feats, K, 0, z, order))
+        np.testing.assert_allclose(w, want, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(u, cavg * want, rtol=0, atol=1e-12)
+        replay = np.zeros(lay.size)
+        np.add.at(replay, log_idx[:log_n[0]], log_val[:log_n[0]])
+        np.testing.assert_allclose(replay, w, rtol=0, atol=1e-12)

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
+from enumerate import brute_force_chain, chain_score
 from swvp.inference._kernels.viterbi2 import score_difference2, sequence_score2
 from swvp.inference.viterbi2 import viterbi2
-
-
-def score2(E: np.ndarray, T2: np.ndarray, y) -> float:
-    """Σ_i E[i, y_i] + T2[i, y_{i-2}, y_{i-1}, y_i], START = K, written independently of the kernels."""
-    K = E.shape[1]
-    hist = [K, K] + list(y)
-    return float(sum(E[i, y[i]] + T2[i, hist[i], hist[i + 1], y[i]] for i in range(len(y))))
-
-
-def brute_force2(E: np.ndarray, T2: np.ndarray) -> tuple[tuple[int, ...], float]:
-    """Argmax over all sequences; ties → smallest last label, then the one before, … (reverse-lexicographic).
-
-    That is the documented Viterbi tie rule (smallest label at the end and at every back-pointer).
-    """
-    n, K = E.shape
-    seqs = list(itertools.product(range(K), repeat=n))
-    scores = [score2(E, T2, y) for y in seqs]
-    best = max(scores)
-    winners = [y for y, s in zip(seqs, scores, strict=True) if s == best]
-    return min(winners, key=lambda y: y[::-1]), best
 
 
 def random_instance(rng: np.random.Generator, n: int, K: int, lo: int = -2, hi: int = 3):
@@ -44,11 +23,12 @@ def test_viterbi2_equals_brute_force_with_ties(n: int, K: int) -> None:
     rng = np.random.default_rng(100 * n + K)
     for _ in range(8):
         E, T2 = random_instance(rng, n, K)
-        want, best = brute_force2(E, T2)
+        want, best = brute_force_chain(E, T2)
+        want = tuple(want)
         got = viterbi2(E, T2)
         assert got.dtype == np.int64 and got.shape == (n,)
         assert tuple(got) == want
-        assert score2(E, T2, got) == best
+        assert chain_score(E, T2, got) == best
 
 
 def test_viterbi2_float_scores() -> None:
@@ -56,10 +36,11 @@ def test_viterbi2_float_scores() -> None:
     for _ in range(20):
         n, K = int(rng.integers(1, 6)), int(rng.integers(1, 4))
         E, T2 = rng.normal(size=(n, K)), rng.normal(size=(n, K + 1, K + 1, K))
-        want, best = brute_force2(E, T2)
+        want, best = brute_force_chain(E, T2)
+        want = tuple(want)
         got = viterbi2(E, T2)
         assert tuple(got) == want
-        assert score2(E, T2, got) == pytest.approx(best)
+        assert chain_score(E, T2, got) == pytest.approx(best)
 
 
 def test_viterbi2_uses_the_trigram() -> None:
@@ -98,12 +79,12 @@ def test_score_helpers() -> None:
         lo = int(rng.integers(0, n))
         hi = int(rng.integers(lo, n + 1))
         z[lo:hi] = rng.integers(0, K, size=hi - lo)
-        assert sequence_score2(E, T2, y, n, K) == score2(E, T2, y)
+        assert sequence_score2(E, T2, y, n, K) == chain_score(E, T2, y)
         for m in range(n + 1):  # prefixes
-            assert sequence_score2(E, T2, y, m, K) == score2(E, T2, y[:m])
+            assert sequence_score2(E, T2, y, m, K) == chain_score(E, T2, y[:m])
         # z differs from y only inside lo..hi-1: the factors at lo..hi+1 carry the whole difference.
         diff = score_difference2(E, T2, y, z, lo, hi + 2, n, K)
-        assert diff == score2(E, T2, y) - score2(E, T2, z)
+        assert diff == chain_score(E, T2, y) - chain_score(E, T2, z)
 
 
 def test_viterbi2_validates_shapes() -> None:

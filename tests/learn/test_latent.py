@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive import all_sequences, brute_force_argmax, candidate_matrix, chain_score, first_argmax, sentence_labels
+from enumerate import brute_force_chain, brute_force_latent, chain_score, first_argmax, latent_sequences
+from naive import candidate_matrix, sentence_labels
 from swvp.data.latent_hmm import generate_latent
 from swvp.features.hmm import hmm_features
 from swvp.learn.mixing import ParameterMixing
@@ -39,7 +40,8 @@ def naive_latent_perceptron(problem, w0, orders):
             y = sentence_labels(problem.labels, f.offsets, s)
             if tuple(lab[list(d_hat)]) != y:
                 k += 1
-                ok = [i for i, d in enumerate(seqs) if tuple(lab[list(d)]) == y]
+                consistent = set(latent_sequences(len(y), lab, y))  # D(x, y)
+                ok = [i for i, d in enumerate(seqs) if d in consistent]
                 d_star = seqs[ok[first_argmax(scores[ok])]]
                 w = w + Phi[seqs.index(d_star)] - Phi[seqs.index(d_hat)]
         mistakes.append(k)
@@ -57,11 +59,11 @@ def test_forced_decoding_is_the_constrained_argmax(seed):
     out = np.zeros(n, np.int64)
     forced_viterbi(E, T, n, state_label, gold, E2, out, np.zeros((n, H)), np.zeros((n, H), np.int64))
     assert np.all(E2[state_label[None, :] != gold[:, None]] == -np.inf)
-    ok = [d for d in all_sequences(n, H) if tuple(state_label[list(d)]) == tuple(gold)]
-    best = max(ok, key=lambda d: chain_score(E, T, d))
-    assert tuple(out) == best
-    assert np.isclose(chain_score(E, T, out), max(chain_score(E, T, d) for d in ok))
-    assert tuple(brute_force_argmax(E2, T)[0]) == best
+    best, best_score = brute_force_latent(E, T, state_label, gold)
+    assert tuple(out) == tuple(best)
+    assert np.isclose(chain_score(E, T, out), best_score)
+    assert len(latent_sequences(n, state_label, gold)) < len(latent_sequences(n, state_label))
+    assert tuple(brute_force_chain(E2, T)[0]) == tuple(best)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -116,20 +118,40 @@ def test_initial_weights_break_the_symmetry_between_sub_states():
 
 
 def test_latent_states_beat_the_label_chain_on_the_testbed():
-    """Data from an HMM over 12 states shown as 4 labels: sub-states recover part of the gap to the Bayes rule."""
-    d = generate_latent(seed=0)
-    (trx, trY), (dvx, dvY), (tex, teY) = d.split()
-    V = d.params.emit.shape[1]
+    """Data from an HMM over 12 states shown as 4 labels: sub-states (k = 3) beat the label chain (k = 1).
 
-    def score(k):
-        sl = np.arange(d.n_labels * k) // k
-        train, dev, test = (LatentSequenceProblem(hmm_features(x, V), sl, y.reshape(-1))
-                            for x, y in ((trx, trY), (dvx, dvY), (tex, teY)))
-        res = Perceptron(epochs=6, stop_when_separated=False).train(train, dev=dev, weights=train.initial_weights())
-        return test.accuracy(res.best_weights)
+    The threshold is a significance level, not a tuned margin: per test sentence (the independent unit) the paired
+    difference d = correct tokens with k = 3 − with k = 1, pooled over four data seeds; the paired z statistic
+    mean(d) / (std(d) / √N) must exceed 3 (one-sided p ≈ 0.001). On single seeds the gain ranges from about 1 to 7
+    points and is not significant on every seed, hence the pooling. Neither learner may be significantly above
+    the Bayes-optimal rule (posterior decoding with the true parameters, ALGORITHMS.md §7 testbed).
+    """
+    from swvp.inference.hmm import hmm_marginals
 
-    one, three = score(1), score(3)
-    assert three > one + 0.02
+    diffs, above_bayes = [], []
+    for seed in range(4):
+        d = generate_latent(seed=seed)
+        (trx, trY), (dvx, dvY), (tex, teY) = d.split()
+        V = d.params.emit.shape[1]
+        correct = {}
+        for k in (1, 3):
+            sl = np.arange(d.n_labels * k) // k
+            train, dev, test = (LatentSequenceProblem(hmm_features(x, V), sl, y.reshape(-1))
+                                for x, y in ((trx, trY), (dvx, dvY), (tex, teY)))
+            res = Perceptron(epochs=6, stop_when_separated=False).train(train, dev=dev,
+                                                                        weights=train.initial_weights())
+            correct[k] = (test.decode(res.best_weights).reshape(teY.shape) == teY).sum(axis=1)
+        diffs.append(correct[3] - correct[1])
+        marg = hmm_marginals(tex, d.params)  # (n, L, states) → label marginals → their argmax
+        label_marg = np.zeros(marg.shape[:2] + (d.n_labels,))
+        np.add.at(label_marg, (slice(None), slice(None), d.state_label), marg)
+        bayes_correct = (label_marg.argmax(axis=-1) == teY).sum(axis=1)
+        above_bayes += [correct[k] - bayes_correct for k in (1, 3)]
+    diff = np.concatenate(diffs)
+    z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size))
+    assert z > 3, z
+    for a in above_bayes:
+        assert a.mean() / (a.std(ddof=1) / np.sqrt(a.size)) < 3
 
 
 def test_sampled_labels_are_the_states_labels_and_seeded():

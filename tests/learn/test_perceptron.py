@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from naive import (
+    candidate_matrix,
     explicit_average,
     freund_schapire_counts,
     lazy_average,
+    naive_swvp_step,
     textbook_perceptron,
     voted_predict,
 )
@@ -145,16 +147,40 @@ def test_separable_data_converges_within_the_mistake_bound(update, seed, kind):
 
 
 # -------------------------------------------------------------------------------------- seeds and order
-def test_same_seed_identical_different_seed_different():
+def replay(problem, update, orders, table=None):
+    """The run one example at a time in the given per-epoch orders (one-sentence problems resuming the table)."""
+    table = table or WeightTable(problem.weight_size)
+    offs = problem.features.offsets
+    for order in orders:
+        for s in order:
+            one = SequenceProblem(problem.features.select([s]), problem.n_labels, problem.labels[offs[s]:offs[s + 1]])
+            Perceptron(update=update, epochs=1, shuffle=False).train(one, weights=table)
+    return table
+
+
+def test_seeded_shuffle_is_a_fresh_permutation_per_epoch():
+    # random_state = r trains in the orders rng.permutation(n), one per epoch, rng = default_rng(r) (§9: a seeded
+    # per-epoch shuffle); shuffle=False in file order. Each run equals its replay in those orders, and CSP's equals
+    # the textbook perceptron over them.
     problem = noisy_problem(9, n_sent=20)
+    n, epochs = problem.n_examples, 4
     for update in [Full(), SWVP_VARIANTS[1]]:
-        a = train(problem, update, shuffle=True, random_state=11)
-        b = train(problem, update, shuffle=True, random_state=11)
-        c = train(problem, update, shuffle=True, random_state=12)
-        assert np.array_equal(a.weights.w, b.weights.w) and np.array_equal(a.weights.u, b.weights.u)
-        assert not np.array_equal(a.weights.w, c.weights.w)
-        file_order = train(problem, update, shuffle=False)
-        assert not np.array_equal(a.weights.w, file_order.weights.w)
+        for seed in (11, 12, None):
+            if seed is None:
+                run = train(problem, update, shuffle=False, epochs=epochs)
+                orders = [np.arange(n)] * epochs
+            else:
+                run = train(problem, update, shuffle=True, random_state=seed, epochs=epochs)
+                again = train(problem, update, shuffle=True, random_state=seed, epochs=epochs)
+                assert np.array_equal(run.weights.w, again.weights.w) and np.array_equal(run.weights.u, again.weights.u)
+                rng = np.random.default_rng(seed)
+                orders = [rng.permutation(n) for _ in range(epochs)]
+            table = replay(problem, update, orders)
+            assert np.array_equal(table.w, run.weights.w) and np.array_equal(table.u, run.weights.u)
+            assert table.c == run.weights.c == n * epochs
+            if isinstance(update, Full):
+                w, *_ = textbook_perceptron(problem.features, problem.labels, problem.n_labels, orders)
+                assert np.array_equal(run.weights.w, w)
 
 
 def test_shuffle_false_keeps_file_order():
@@ -167,8 +193,6 @@ def test_shuffle_false_keeps_file_order():
     got = train(reordered, Full(), epochs=3, shuffle=False, average=False)
     w, *_ = textbook_perceptron(problem.features, problem.labels, problem.n_labels, [perm] * 3)
     assert np.array_equal(got.weights.w, w)
-    # and shuffle=False on the original file is not the same run
-    assert not np.array_equal(train(problem, Full(), epochs=3, shuffle=False).weights.w, w)
 
 
 # ------------------------------------------------------------------------------------------------- voting
@@ -259,6 +283,51 @@ def test_epoch_diagnostics_are_consistent(update):
         assert tracked == recomputed
     untracked = train(problem, update)
     assert all(h.train_accuracy is None and h.dev_accuracy is None for h in untracked.history)
+
+
+@pytest.mark.parametrize("chain", [1, 2])
+@pytest.mark.parametrize("update", SWVP_VARIANTS + [WeightedViolations(mode="balanced", enforce_cond2=True)],
+                         ids=lambda u: tag(u) + ("-cond2" if u.enforce_cond2 else ""))
+def test_epoch_diagnostics_equal_the_reference_run(update, chain):
+    # Every per-epoch figure — mean |I^v| / |S_all| over the updates, back-offs, condition-(2) checks and failures,
+    # mistakes, online accuracy — recomputed by the dense SWVP reference (naive.py), for first- and second-order
+    # chains. The run is replayed one example at a time (resuming the weight table; bit-identical to the full
+    # run); at each step the reference takes the library's prediction after checking that it is a brute-force
+    # argmax (γ-weighted updates make exact score ties common, and which tied sequence float rounding favours is
+    # not the reference's business), and computes the update and its diagnostics from the weights before it.
+    base = noisy_problem(18, n_sent=14, max_len=4)
+    problem = SequenceProblem(base.features, base.n_labels, base.labels, order=chain)
+    f, K, epochs, n = problem.features, problem.n_labels, 3, problem.n_examples
+    full = train(problem, update, epochs=epochs, shuffle=False, average=False)
+    cfg = dict(chain=chain, scheme=update.gamma, mode=update.mode, beta=update.beta, enforce_cond2=update.enforce_cond2)
+    table = WeightTable(problem.weight_size)
+    cands = [candidate_matrix(f, K, s, chain=chain) for s in range(n)]
+    ratios_seen = []
+    for h in full.history:
+        ref = {"mistakes": 0, "backoffs": 0, "cond2_checked": 0, "cond2_failures": 0, "wrong": 0, "ratios": []}
+        for s in range(n):
+            w0 = table.w.copy()
+            one = SequenceProblem(f.select([s]), K, problem.labels[f.offsets[s]:f.offsets[s + 1]], order=chain)
+            z = one.decode(w0)
+            scores = cands[s][1] @ w0
+            assert cands[s][1][cands[s][0].index(tuple(z))] @ w0 >= scores.max() - 1e-9  # z is an argmax
+            Perceptron(update=update, epochs=1, shuffle=False, average=False).train(one, weights=table)
+            delta, info = naive_swvp_step(f, problem.labels, K, s, w0, z, **cfg)
+            np.testing.assert_allclose(table.w - w0, delta, rtol=0, atol=1e-9)
+            ref["mistakes"] += info["mistake"]
+            ref["backoffs"] += info["backoff"]
+            ref["cond2_checked"] += info["cond2_checked"]
+            ref["cond2_failures"] += info["cond2_failed"]
+            ref["wrong"] += info["wrong"]
+            if info["ratio"] is not None:
+                ref["ratios"].append(info["ratio"])
+        assert (h.mistakes, h.updates, h.backoffs) == (ref["mistakes"], ref["mistakes"], ref["backoffs"])
+        assert (h.cond2_failures, h.cond2_checked) == (ref["cond2_failures"], ref["cond2_checked"])
+        assert h.mean_violation_ratio == pytest.approx(np.mean(ref["ratios"]), abs=1e-12)
+        assert h.online_accuracy == pytest.approx(1 - ref["wrong"] / f.n_tokens, abs=1e-12)
+        ratios_seen.append(h.mean_violation_ratio)
+    assert np.array_equal(table.w, full.weights.w)
+    assert all(0 < v < 1 for v in ratios_seen) and len(set(ratios_seen)) > 1  # the figure is not a constant
 
 
 def test_dev_tracking_keeps_best_epoch():

@@ -9,15 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive import (
-    all_sequences,
-    brute_force_argmax,
-    chain_score,
-    first_argmax,
-    naive_swvp_delta,
-    phi_dense,
-    random_features,
-)
+from enumerate import all_sequences, brute_force_chain, chain_score, first_argmax
+from naive import naive_swvp_delta, phi_dense, random_features
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
@@ -132,12 +125,12 @@ def test_aggressive_on_the_same_case_is_uniform_over_zero_margins():
 
 
 # ----------------------------------------------------------------------------- random instances vs the definition
-def random_instance(rng, kind: str):
+def random_instance(rng, kind: str, chain: int = 1):
     K = int(rng.integers(2, 4))
     n = int(rng.integers(1, 6))
     feats = random_features(rng, [n], n_feats=4, n_tfeats=2)
     y = rng.integers(0, K, size=n)
-    problem = SequenceProblem(feats, K, y)
+    problem = SequenceProblem(feats, K, y, order=chain)
     size = problem.weight_size
     if kind == "zero":
         w = np.zeros(size)
@@ -148,10 +141,10 @@ def random_instance(rng, kind: str):
     return feats, problem, K, y, w
 
 
-def prediction(feats, K, w):
-    """Brute-force argmax of w·Φ over every sequence, first maximum in the §0 tie order (naive.py "colex")."""
+def prediction(feats, K, w, chain: int = 1):
+    """Brute-force argmax of w·Φ over every sequence, first maximum in the §0 tie order (enumerate.py "colex")."""
     seqs = all_sequences(feats.n_tokens, K, "colex")
-    return seqs[first_argmax([w @ phi_dense(feats, K, 0, yy) for yy in seqs])]
+    return seqs[first_argmax([w @ phi_dense(feats, K, 0, yy, chain) for yy in seqs])]
 
 
 CONFIGS = [
@@ -183,6 +176,60 @@ def test_single_update_equals_weighted_sum_of_mixed_deltas(cfg):
         assert (h.updates, h.backoffs) == (1, int(backed_off))
         seen["backoff" if backed_off else "update"] += 1
     assert seen["update"] > 10 and seen["correct"] > 0  # back-offs: the §1.4 tests above and the WMR runs here
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[::2] + [dict(gamma="wm", mode="balanced", beta=1.0, wmr_n="set",
+                                                     enforce_cond2=True)],
+                         ids=lambda c: "-".join(str(v) for v in c.values()))
+def test_second_order_update_equals_weighted_sum_of_mixed_deltas(cfg):
+    # Second-order chain (ALGORITHMS.md §1 with trigram factors): m^{j} changes the factors at j, j+1 and j+2, so
+    # every margin w·Δφ(x, y, m^{j}) and every Δφ spans three positions. The reference builds them from dense Φ.
+    rng = np.random.default_rng(100 + CONFIGS.index(cfg) if cfg in CONFIGS else 99)
+    naive_cfg = dict(scheme=cfg["gamma"], mode=cfg["mode"], beta=cfg["beta"], wmr_n=cfg["wmr_n"],
+                     enforce_cond2=cfg.get("enforce_cond2", False))
+    seen = {"backoff": 0, "update": 0, "correct": 0, "multi": 0}
+    for trial in range(45):
+        kind = ["float", "int", "zero"][trial % 3]
+        feats, problem, K, y, w = random_instance(rng, kind, chain=2)
+        z = prediction(feats, K, w, chain=2)
+        assert tuple(problem.decode(w)) == z
+        c0 = int(rng.integers(0, 50))
+        delta, u, h = one_update(problem, w, WeightedViolations(**cfg), c0=c0)
+        if z == tuple(y):
+            assert not delta.any() and h.updates == 0
+            seen["correct"] += 1
+            continue
+        want, backed_off, margin, failed = naive_swvp_delta(feats, K, 0, w, y, z, chain=2, **naive_cfg)
+        assert np.allclose(delta, want, rtol=0, atol=1e-12), (trial, kind)
+        assert np.allclose(u, c0 * want, rtol=0, atol=1e-9)
+        assert (h.updates, h.backoffs) == (1, int(backed_off))
+        assert h.mean_violation_ratio == pytest.approx(sum(m <= 1e-9 for m in margin.values()) / len(margin))
+        if cfg["mode"] == "balanced":
+            assert h.cond2_failures == int(failed)
+        seen["backoff" if backed_off else "update"] += 1
+        seen["multi"] += len(margin) > 1 and not backed_off
+    assert seen["update"] > 8 and seen["multi"] > 4 and seen["correct"] > 0, seen
+
+
+def test_second_order_mixed_assignment_reaches_two_positions_ahead():
+    # Gold AAA under a bias chain with w(START, START → B) = 1 and w((B, A) → A) = 5: the prediction is BAA (score 6).
+    # Its only mixed assignment m^{0} = BAA changes the label at 0, the history at 1 and the history (B, A) at 2:
+    # the update must move the trigram weight two positions ahead of the change (a first-order window would not).
+    feats = bias_chain(3)
+    problem = SequenceProblem(feats, 2, np.array([A, A, A]), order=2)
+    lay = problem.layout
+    w = np.zeros(problem.weight_size)
+    w[lay.transition_index(0, 2, B, prev2=2)] = 1.0  # START = K = 2
+    w[lay.transition_index(0, A, A, prev2=B)] = 5.0
+    assert prediction(feats, 2, w, chain=2) == tuple(problem.decode(w)) == (B, A, A)
+    delta, _, h = one_update(problem, w, WeightedViolations())
+    assert (h.updates, h.backoffs, h.mean_violation_ratio) == (1, 0, 1.0)
+    want = np.zeros_like(w)
+    for (pp, p, y), sign in [((2, 2, A), 1), ((2, A, A), 1), ((A, A, A), 1),  # Φ(AAA)
+                             ((2, 2, B), -1), ((2, B, A), -1), ((B, A, A), -1)]:  # −Φ(BAA)
+        want[lay.transition_index(0, p, y, prev2=pp)] += sign
+    np.testing.assert_array_equal(delta, want)
+    assert delta[lay.transition_index(0, A, A, prev2=B)] == -1.0
 
 
 @pytest.mark.parametrize("gamma", ["wm", "wmr"])
@@ -281,4 +328,4 @@ def test_chain_score_and_phi_agree():
                     T[i, p, yy] += w[problem.layout.transition_index(int(g), p, yy)]
     for yy in [tuple(rng.integers(0, K, size=n)) for _ in range(10)]:
         assert w @ phi_dense(feats, K, 0, yy) == pytest.approx(chain_score(E, T, yy), abs=1e-12)
-    assert tuple(brute_force_argmax(E, T)[0]) == prediction(feats, K, w)
+    assert tuple(brute_force_chain(E, T)[0]) == prediction(feats, K, w)

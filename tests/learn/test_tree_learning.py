@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from enumerate import all_trees
 from features.test_arc_features import naive_phi, random_sentence_data, sentence_rows
-from naive import EPS, naive_gamma
+from naive import EPS, freund_schapire_counts, naive_gamma, voted_predict
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
@@ -152,8 +153,82 @@ def test_chunked_epochs_and_voted_log():
     voted = Perceptron(update=update, epochs=2, random_state=0, voted=True).train(problem)
     assert np.array_equal(voted.weights.w, whole.weights.w)
     assert voted.voted.n_updates == sum(e.updates for e in voted.history)
-    pred = voted.voted.predict(problem.decode, problem.data.offsets)
-    assert pred.shape == problem.heads.shape
+
+
+def brute_force_tree_decoder(problem: TreeProblem):
+    """decode(w) over every projective single-rooted tree, scored by the dense template Φ of each candidate.
+
+    Integer-valued perceptron weights make exact ties between trees common; the tie order between equally good
+    trees is the decoder's business, not the vote's: where the brute-force maximum is not unique, the library's
+    tree is taken after checking that its score is that maximum.
+    """
+    o = problem.data.offsets
+    cands = []
+    for s in range(problem.n_examples):
+        trees = all_trees(int(problem.data.lengths[s]), single_root=True, projective=True)
+        rows = sentence_rows(problem.data, s)
+        cands.append((trees, np.array([naive_phi(rows, t, problem.order, BITS) for t in trees])))
+
+    def decode(w):
+        lib = problem.decode(w)
+        out = np.zeros(problem.data.n_words, np.int64)
+        for s, (trees, Phi) in enumerate(cands):
+            scores = Phi @ w
+            best = scores.max()
+            top = np.flatnonzero(scores >= best - 1e-9)
+            mine = lib[o[s]:o[s + 1]]
+            if top.size == 1:
+                out[o[s]:o[s + 1]] = trees[top[0], 1:]
+            else:
+                k = next(i for i, t in enumerate(trees) if np.array_equal(t[1:], mine))
+                assert k in top
+                out[o[s]:o[s + 1]] = mine
+        return out
+
+    return decode
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_voted_tree_prediction_equals_the_vote_by_hand(order):
+    # Freund & Schapire's vote over the weight vectors of a training run, recomputed by hand: the run is replayed
+    # one example at a time (one-sentence problems resuming the weight table) to get every intermediate vector
+    # and every mistake; the counts follow from the mistakes; each vector decodes a held-out set by brute force
+    # over all projective trees; the tree with the largest total count wins (ties: first seen).
+    rng = np.random.default_rng(30 + order)
+    problem = random_problem(31 + order, [int(n) for n in rng.integers(2, 5, size=10)], order)
+    update = WeightedViolations(mode="balanced", gamma="wmr", beta=1.0)
+    epochs, n = 2, problem.n_examples
+    res = Perceptron(update=update, epochs=epochs, shuffle=False, average=False, voted=True).train(problem)
+
+    table = WeightTable(problem.weight_size)
+    vectors, mistakes, c = [np.zeros(problem.weight_size)], [], 0
+    o = problem.data.offsets
+    for _ in range(epochs):
+        for s in range(n):
+            one = TreeProblem(problem.data.subset([s]), problem.heads[o[s]:o[s + 1]], order=order, hash_bits=BITS)
+            h = Perceptron(update=update, epochs=1, shuffle=False, average=False).train(one, weights=table).history[0]
+            if h.mistakes:
+                mistakes.append(c)
+                vectors.append(table.w.copy())
+            c += 1
+    counts = freund_schapire_counts(mistakes, epochs * n)
+    assert np.array_equal(table.w, res.weights.w)
+    logged = [(w.copy(), k) for _, w, k in res.voted.vectors()]
+    assert len(logged) == len(vectors) > 3
+    for (w_lib, k_lib), w_hand, k_hand in zip(logged, vectors, counts, strict=True):
+        np.testing.assert_allclose(w_lib, w_hand, rtol=0, atol=1e-9)
+        assert k_lib == k_hand
+
+    test = TreeProblem(random_problem(40 + order, [int(m) for m in rng.integers(2, 5, size=8)], order).data,
+                       order=order, hash_bits=BITS)
+    decode = brute_force_tree_decoder(test)
+    want = voted_predict(vectors, counts, decode, test.data.offsets)
+    got = res.voted.predict(test.decode, test.data.offsets)
+    assert np.array_equal(got, want)
+    # the vote decides something: the vectors disagree on the held-out trees, and the vote is not the last vector's
+    preds = [decode(v) for v in vectors]
+    assert len({p.tobytes() for p in preds}) > 2
+    assert not np.array_equal(want, preds[-1]) or not np.array_equal(want, preds[0])
 
 
 def test_learning_reduces_mistakes_and_decodes_trees():

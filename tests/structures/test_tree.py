@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from swvp.inference.brute_force import all_trees, inner_siblings, score_trees
+from enumerate import all_trees, inner_siblings, score_trees
 from swvp.structures.tree import (
     arcs_to_heads,
     heads_to_arcs,

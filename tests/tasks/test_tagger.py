@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from naive import explicit_average, naive_swvp_step, phi_dense, weight_size
 from swvp import DataError, NotFittedError, Perceptron, SequenceTagger
 from swvp.data.corpus import TaggedCorpus
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import token_accuracy
+from swvp.problems.chain import SequenceProblem
 
 TAGS = "ABCD"
 N_PLAIN = 30  # words w0..w29 have a fixed tag; w30..w39 take theirs from the left neighbour
@@ -86,11 +88,37 @@ def test_learns_the_synthetic_language(order, update, average):
     assert acc > word_only_baseline(*TRAIN, *TEST) + 0.08
 
 
-def test_swvp_and_csp_train_differently():
-    csp = make(1, "csp").fit(*TRAIN)
-    swvp = make(1, "A-WM").fit(*TRAIN)
-    assert not np.array_equal(csp.coef_, swvp.coef_)
-    assert [h["mistakes"] for h in csp.history_] != [h["mistakes"] for h in swvp.history_]
+@pytest.mark.parametrize("update", ["csp", "A-WM", "B-WMR"])
+@pytest.mark.parametrize("order", [1, 2])
+def test_coef_is_the_reference_run_on_the_taggers_features(update, order):
+    # The tagger's averaged weights, recomputed: on its own features (extractor_) and label ids, replay the seeded
+    # epochs (orders rng.permutation(n), rng = default_rng(0)) with the dense reference update of naive.py — Collins'
+    # ΔΦ(y, z) or the SWVP Σγ_J Δφ(y, m^J) — taking at each step the prediction z that the tagger's problem decodes
+    # under the current weights, and average the weights held after every example (ALGORITHMS.md §5).
+    words, tags = TRAIN[0][:8], TRAIN[1][:8]
+    tagger = make(order, update, epochs=2).set_params(learner__stop_when_separated=False).fit(words, tags)
+    feats = tagger.extractor_.transform(words)
+    K = len(tagger.labels_)
+    labels = np.array([tagger.label_index_[t] for s in tags for t in s])
+    u = UPDATES[update]
+    cfg = {} if isinstance(u, Full) else dict(scheme=u.gamma, mode=u.mode, beta=u.beta)
+    w = np.zeros(weight_size(feats, K, order))
+    trace, mistakes = [], [0, 0]
+    rng = np.random.default_rng(0)
+    for epoch in range(2):
+        for s in rng.permutation(len(words)):
+            z = SequenceProblem(feats.select([s]), K, order=order).decode(w)
+            y = tuple(labels[feats.offsets[s]:feats.offsets[s + 1]])
+            if tuple(z) != y:
+                mistakes[epoch] += 1
+                if cfg:
+                    w = w + naive_swvp_step(feats, labels, K, s, w, z, chain=order, **cfg)[0]
+                else:
+                    w = w + phi_dense(feats, K, s, y, order) - phi_dense(feats, K, s, tuple(z), order)
+            trace.append(w)
+    assert [h["mistakes"] for h in tagger.history_] == mistakes
+    np.testing.assert_allclose(tagger.coef_, explicit_average(trace), rtol=0, atol=1e-9)
+    assert mistakes[0] > 2
 
 
 def test_averaging_changes_the_weights():
