@@ -18,7 +18,7 @@ import numpy as np
 from swvp.data.corpus import load_tagged
 from swvp.data.paths import data_path
 from swvp.features.tagging import TaggingFeatures
-from swvp.learn import _codes as C
+from swvp.learn._codes import N_STATS
 from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.weights import WeightTable
@@ -42,9 +42,9 @@ def main() -> None:
         codes, table, rng, times = update.codes(), WeightTable(problem.weight_size), np.random.default_rng(0), []
         for _ in range(6):
             order = rng.permutation(problem.n_examples).astype(np.int64)
-            extra = {"search_stats": np.zeros(getattr(C, "N_BSTATS", 7))} if isinstance(search, Beam) else {}
+            extra = {"search_stats": np.zeros(7)} if isinstance(search, Beam) else {}  # N_BSTATS (old trees too)
             t0 = time.perf_counter()
-            problem.run_epoch(table, order, search, codes, np.zeros(C.N_STATS), None, **extra)
+            problem.run_epoch(table, order, search, codes, np.zeros(N_STATS), None, **extra)
             times.append(time.perf_counter() - t0)
         out[f"epoch_{name}_s"] = round(min(times[1:]), 4)
     w = np.random.default_rng(0).normal(size=problem.weight_size)

@@ -27,7 +27,7 @@ from swvp.data.paths import data_root
 from swvp.features.sequence import SequenceFeatures
 from swvp.features.tagging import TaggingFeatures
 from swvp.inference._kernels.viterbi import viterbi1
-from swvp.learn import _codes as C
+from swvp.learn._codes import N_STATS
 from swvp.learn.search import Exact
 from swvp.learn.updates import Full
 from swvp.model._kernels import fill_shared
@@ -106,11 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     table = WeightTable(by_freq.weight_size)
     for _ in range(5):
-        by_freq.run_epoch(table, rng.permutation(f.n_sentences), Exact(), Full().codes(), np.zeros(C.N_STATS))
+        by_freq.run_epoch(table, rng.permutation(f.n_sentences), Exact(), Full().codes(), np.zeros(N_STATS))
     order = rng.permutation(f.n_sentences)
 
     def one_epoch():
-        by_freq.run_epoch(copy.deepcopy(table), order, Exact(), Full().codes(), np.zeros(C.N_STATS))
+        by_freq.run_epoch(copy.deepcopy(table), order, Exact(), Full().codes(), np.zeros(N_STATS))
 
     out["epoch_from_epoch5_s"] = best(one_epoch, args.repeats)
     out["decode_epoch5_weights_s"] = best(lambda: by_freq.decode(copy.deepcopy(table).w), args.repeats)

@@ -15,7 +15,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from _machine import cpu_name
+from _harness import cpu_name
 
 from swvp import GraphDependencyParser, ParameterMixing, Perceptron
 from swvp.data.conllu import read_conllu

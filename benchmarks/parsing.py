@@ -41,11 +41,10 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-from _machine import cpu_name, package_version
+from _harness import cpu_name, load, log, package_version, since, stamp
 
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
@@ -77,22 +76,6 @@ TARGETS = {"uas_order1": 0.85, "epoch_order1_s": 10.0, "epoch_order2_s": 60.0, "
 # ----------------------------------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------------------------------
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def stamp() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
-
-
-def since(t0: tuple[float, float]) -> tuple[float, float]:
-    """(wall, cpu) seconds since ``t0``."""
-    w, c = stamp()
-    return w - t0[0], c - t0[1]
 
 
 def proc_mb(field: str) -> float:

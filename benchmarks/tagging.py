@@ -42,13 +42,12 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _machine import cpu_name, memory_gb, package_version
+from _harness import cpu_name, load, log, memory_gb, package_version, since, stamp
 
 from swvp.data.corpus import TaggedCorpus, load_tagged
 from swvp.data.paths import data_path
@@ -72,12 +71,6 @@ PAD = "<pad>"  # the padding atom beyond sentence ends (swvp interns the same st
 # ----------------------------------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------------------------------
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def sliced(c: TaggedCorpus, n: int | None, start: int = 0) -> TaggedCorpus:
@@ -316,13 +309,6 @@ def tutorial_corpus(sentences, pos) -> list[list[dict]]:
 # systems — every phase is timed twice: CPU seconds of this process (time.process_time; CRFsuite's own per-iteration
 # figures are CPU seconds, from clock()) and wall seconds. Ratios use CPU time: the machine is shared.
 # ----------------------------------------------------------------------------------------------------------------
-def stamp() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
-
-
-def since(t0: tuple[float, float], t1: tuple[float, float] | None = None) -> tuple[float, float]:
-    t1 = stamp() if t1 is None else t1
-    return t1[0] - t0[0], t1[1] - t0[1]
 
 
 def best_of(fn: Callable[[], object], repeats: int = TAG_REPEATS) -> tuple[tuple[float, float], object]:

@@ -13,8 +13,8 @@ import pytest
 from naive import random_features
 from swvp.features.sequence import SequenceFeatures
 from swvp.inference.beam import beam_search
-from swvp.learn import _codes as C
 from swvp.learn import selectors
+from swvp.learn._codes import N_STATS, STAT_UPDATES
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy, make_search
 from swvp.learn.selectors import EARLY
@@ -199,12 +199,12 @@ def test_kernel_equals_reference_and_reference_updates_are_violations(order, sel
             perm = rng.permutation(P.n_examples)
             table = WeightTable(P.weight_size)
             table.w[:] = w0
-            stats = np.zeros(C.N_STATS)
+            stats = np.zeros(N_STATS)
             P.run_epoch(table, perm, Beam(size, select), Full().codes(), stats)
             checks: list = []
             w_ref = reference_epoch(P, w0, perm, size, select, checks)
             assert np.array_equal(table.w, w_ref), (seed, size)
-            assert int(stats[C.STAT_UPDATES]) == len(checks)
+            assert int(stats[STAT_UPDATES]) == len(checks)
             n_checked += len(checks)
             if select != "standard":
                 assert all(v >= -1e-9 for v, _ in checks)

@@ -74,11 +74,11 @@ def _fit(args, beta: float, show: bool):
 
     def on_progress(epoch, done, total, stats):
         if bar is not None:
-            from swvp.learn import _codes as C
+            from swvp.learn._codes import STAT_TOKENS, STAT_TOKENS_WRONG
 
             bar.set_description(f"epoch {epoch}/{args.epochs}", refresh=False)
-            if stats[C.STAT_TOKENS]:
-                bar.set_postfix_str(f"train {100 * (1 - stats[C.STAT_TOKENS_WRONG] / stats[C.STAT_TOKENS]):.2f}%"
+            if stats[STAT_TOKENS]:
+                bar.set_postfix_str(f"train {100 * (1 - stats[STAT_TOKENS_WRONG] / stats[STAT_TOKENS]):.2f}%"
                                     + (f" dev {100 * last_dev[0]:.2f}%" if last_dev[0] is not None else ""),
                                     refresh=False)
             bar.update((epoch - 1) * total + done - bar.n)

@@ -1,14 +1,14 @@
 """Integer codes that carry the learner's choices into compiled kernels (resolved once at the API edge).
 
-``ucfg_i`` (int64) and ``ucfg_f`` (float64) arrays hold an update rule; ``STAT_*`` index the per-epoch
+``rule_codes`` (int64) and ``rule_params`` (float64) arrays hold an update rule; ``STAT_*`` index the per-epoch
 statistics array a kernel fills.
 """
 
-# update rule (ucfg_i[U_RULE])
+# update rule (rule_codes[U_RULE])
 RULE_FULL = 0  # Collins: ΔΦ(x, y, z)
 RULE_WV = 1  # SWVP: Σ_J γ_J ΔΦ(x, y, m^J)
 
-# ucfg_i slots
+# rule_codes slots
 U_RULE = 0
 U_JJ = 1  # JJ_SINGLE / JJ_FULL / JJ_EXPLICIT
 U_SCHEME = 2  # GAMMA_WM / GAMMA_WMR
@@ -19,12 +19,12 @@ U_INCLUDE_EQUAL = 6  # 0 / 1 (code-compatible: keep positions where prediction e
 U_ZERO = 7  # ZERO_UNIFORM / ZERO_BACKOFF (all margins in S within eps of 0)
 U_EMPTY = 8  # EMPTY_BACKOFF / EMPTY_PASSIVE (I^v empty)
 U_COND2 = 9  # 0 / 1 enforce condition (2)
-N_UCFG_I = 10
+N_RULE_CODES = 10
 
-# ucfg_f slots
+# rule_params slots
 F_BETA = 0
 F_EPS = 1
-N_UCFG_F = 2
+N_RULE_PARAMS = 2
 
 JJ_SINGLE = 0
 JJ_FULL = 1

@@ -113,7 +113,7 @@ def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma):
 
 
 @njit(**NJIT)
-def choose_gamma(idx, marg, m_all, n_viol, n_jj, ucfg_i, ucfg_f, stats, s_idx, s_marg, gamma):
+def choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, rule_params, stats, s_idx, s_marg, gamma):
     """From the margins of the mixed assignments in I, the working set S and its γ (ALGORITHMS.md §1.3-§1.5).
 
     ``idx[:m_all]`` / ``marg[:m_all]`` list I (set index, margin), ``n_viol`` = |I^v|. Writes S into
@@ -121,14 +121,14 @@ def choose_gamma(idx, marg, m_all, n_viol, n_jj, ucfg_i, ucfg_f, stats, s_idx, s
     empty (EMPTY_BACKOFF), when every margin in S is 0 (ZERO_BACKOFF), or when enforcing condition (2)
     fails. Counts |I^v|/|I|, condition-(2) checks and failures in ``stats``. Shared by chains and trees.
     """
-    eps = ucfg_f[F_EPS]
+    eps = rule_params[F_EPS]
     if m_all > 0:
         stats[STAT_IV_RATIO_SUM] += n_viol / m_all
         stats[STAT_IV_RATIO_N] += 1
     backoff = False
-    balanced = ucfg_i[U_MODE] == MODE_BALANCED
+    balanced = rule_codes[U_MODE] == MODE_BALANCED
     if n_viol == 0:
-        if ucfg_i[U_EMPTY] == EMPTY_BACKOFF:
+        if rule_codes[U_EMPTY] == EMPTY_BACKOFF:
             backoff = True
         else:
             balanced = True  # SWVM: fall back to the non-violating mixed assignments
@@ -139,14 +139,15 @@ def choose_gamma(idx, marg, m_all, n_viol, n_jj, ucfg_i, ucfg_f, stats, s_idx, s
                 s_idx[m] = idx[q]
                 s_marg[m] = marg[q]
                 m += 1
-        if ucfg_i[U_ZERO] == ZERO_BACKOFF:
+        if rule_codes[U_ZERO] == ZERO_BACKOFF:
             allzero = True
             for q in range(m):
                 if abs(s_marg[q]) > eps:
                     allzero = False
             backoff = allzero
     if not backoff:
-        set_gamma(s_marg, m, ucfg_i[U_SCHEME], ucfg_f[F_BETA], n_jj, ucfg_i[U_WMR_N], ucfg_i[U_WMR_RANKS], eps, gamma)
+        set_gamma(s_marg, m, rule_codes[U_SCHEME], rule_params[F_BETA], n_jj, rule_codes[U_WMR_N],
+                  rule_codes[U_WMR_RANKS], eps, gamma)
         if balanced:
             total = 0.0
             for q in range(m):
@@ -154,7 +155,7 @@ def choose_gamma(idx, marg, m_all, n_viol, n_jj, ucfg_i, ucfg_f, stats, s_idx, s
             stats[STAT_COND2_CHECKED] += 1
             if total > eps:
                 stats[STAT_COND2_FAIL] += 1
-                if ucfg_i[U_COND2] == 1:
+                if rule_codes[U_COND2] == 1:
                     # drop non-violating terms, largest margin first, renormalising, until Σγ·margin <= 0
                     alive = m
                     while total > eps and alive > 0:
@@ -205,13 +206,13 @@ def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scrat
     (or, with ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``. ``scratch_i``
     (2, W) and ``scratch_f`` (3, W) hold I, S and γ (W ≥ max(n, |JJ_x|)).
     """
-    ucfg_i = upd.ucfg_i
-    if ucfg_i[U_RULE] == RULE_FULL:
+    rule_codes = upd.rule_codes
+    if rule_codes[U_RULE] == RULE_FULL:
         ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
         return
-    jj_kind = ucfg_i[U_JJ]
-    include_equal = ucfg_i[U_INCLUDE_EQUAL] == 1
-    eps = upd.ucfg_f[F_EPS]
+    jj_kind = rule_codes[U_JJ]
+    include_equal = rule_codes[U_INCLUDE_EQUAL] == 1
+    eps = upd.rule_params[F_EPS]
     n_sets = n_mix_sets(jj_kind, upd.jj_ptr, n)
     ops.mix_init(st, ws, y, n)
     idx = scratch_i[0]  # set index of each member of I
@@ -228,8 +229,8 @@ def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scrat
             if mg <= eps:
                 n_viol += 1
             m_all += 1
-    m, backoff = choose_gamma(idx, marg, m_all, n_viol, n, ucfg_i, upd.ucfg_f, stats, scratch_i[1], scratch_f[1],
-                              scratch_f[2])
+    m, backoff = choose_gamma(idx, marg, m_all, n_viol, n, rule_codes, upd.rule_params, stats, scratch_i[1],
+                              scratch_f[1], scratch_f[2])
     if backoff:
         stats[STAT_BACKOFFS] += 1
         ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)

@@ -8,7 +8,7 @@ with lazy averaging (ALGORITHMS.md §5: every w += d pairs with u += c·d, c the
 perceptron, a log of every change. The structure contributes only its operations (:mod:`swvp.learn.ops`); the search
 is a namedtuple type (ExactSearch / BeamSearch) that selects the per-example code path at compile time.
 
-Statistics: ``stats`` (learn/_codes.py STAT_*) for every search, ``sstats`` (B_* below) for greedy/beam search.
+Statistics: ``stats`` (learn/_codes.py STAT_*) for every search, ``search_stats`` (B_* below) for greedy/beam search.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ __all__ = ["CompiledProblem", "decode_corpus", "train_epoch"]
 
 
 # ------------------------------------------------------------------------------------------- one example
-def learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
     """Search example s (size n, score arrays ``sc``) and update on its violation(s); returns the update count."""
     raise NotImplementedError
 
@@ -65,7 +65,7 @@ def _search_is(search, cls) -> bool:
 
 
 @overload(learn_example, jit_options=NJIT)
-def _learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
     if _search_is(search, ExactSearch):
         return _learn_exact
     if _search_is(search, BeamSearch):
@@ -91,7 +91,7 @@ def _search_space(st, search):
     return None
 
 
-def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
     """Exact search: z = argmax; on a mistake, update on (reference, z) (Collins 2002)."""
     z = ops.decode(st, ws, sc, n)
     wrong = ops.count_errors(st, s, z, n)
@@ -106,21 +106,21 @@ def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, sc
         return 0
     stats[STAT_UPDATES] += 1
     ops.begin_update(st, ws, s, y, z, n)
-    if ops.margin(st, ws, sc, y, z, n) > upd.ucfg_f[F_EPS]:
+    if ops.margin(st, ws, sc, y, z, n) > upd.rule_params[F_EPS]:
         stats[STAT_INVALID] += 1
     apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch[0], scratch[1])
     ops.end_update(st, ws, s, y, z, n)
     return 1
 
 
-def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scratch):
+def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
     """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2)."""
     zp = scratch[2]
-    eps = upd.ucfg_f[F_EPS]
+    eps = upd.rule_params[F_EPS]
     ok, y = ops.reference(st, ws, sc, s, zp, n)
     steps = ops.n_steps(st, n)
     trace = ops.beam_search(st, ss, sc, n, y, True, 0)
-    sstats[B_SEARCHES] += 1
+    search_stats[B_SEARCHES] += 1
     z = scratch[3]
     ops.backtrack(st, ss, steps - 1, z)
     wrong = ops.count_errors(st, s, z, n)
@@ -130,7 +130,7 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scr
         stats[STAT_MISTAKES] += 1
     for i in range(steps):
         if not trace.gold_in_beam[i]:
-            sstats[B_GOLD_FELL] += 1
+            search_stats[B_GOLD_FELL] += 1
             break
     made = 0
     while True:
@@ -146,12 +146,12 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scr
         if margin > eps:
             stats[STAT_INVALID] += 1
         if trace.top_is_gold[i] or V < -eps or margin > eps:
-            sstats[B_NONVIOL] += 1
+            search_stats[B_NONVIOL] += 1
         if abs(V + margin) > 1e-7 * (1.0 + abs(trace.top_score[i]) + abs(trace.gold_score[i])):
-            sstats[B_MISMATCH] += 1
-        sstats[B_POS_SUM] += m / steps
+            search_stats[B_MISMATCH] += 1
+        search_stats[B_POS_SUM] += m / steps
         if m == steps:
-            sstats[B_FULL] += 1
+            search_stats[B_FULL] += 1
         apply_update(st, ws, sc, upd, acc, cavg, s, y, zp, m, stats, scratch[0], scratch[1])
         ops.end_update(st, ws, s, y, zp, m)
         made += 1
@@ -160,9 +160,9 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, sstats, scr
         # LaSO: re-score under the new weights and search on from the gold prefix, B_i = [g_i] for i <= i*.
         sc = ops.scores(st, ws, acc.w, s, n)
         trace = ops.beam_search(st, ss, sc, n, y, True, m)
-        sstats[B_SEARCHES] += 1
+        search_stats[B_SEARCHES] += 1
     if wrong > 0 and made == 0:
-        sstats[B_NO_UPDATE] += 1
+        search_stats[B_NO_UPDATE] += 1
     return made
 
 
@@ -183,7 +183,7 @@ def _scratch(steps, jj_count):
 
 
 @njit(**NJIT)
-def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
+def train_epoch(st, search, upd, acc, c0, perm, stats, search_stats, upd_example):
     """One perceptron pass over the examples in ``perm``; returns the new example count (lazy averaging).
 
     ``c0`` counts the examples seen before this call. When ``upd_example`` is non-empty, ``upd_example[2k]``
@@ -202,7 +202,7 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, sstats, upd_example):
             c += 1
             continue
         made = learn_example(st, ws, ss, ops.scores(st, ws, acc.w, s, n), search, upd, acc, float(c), s, n,
-                             stats, sstats, scratch)
+                             stats, search_stats, scratch)
         if made > 0 and upd_example.shape[0] > 0:
             if 2 * n_upd + 1 < upd_example.shape[0]:
                 upd_example[2 * n_upd] = c

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from swvp._config import EPS, FLOAT
-from swvp.learn import _codes as C
+from swvp.learn._codes import MODE_AGGRESSIVE
 from swvp.learn._swvp import set_gamma
 from swvp.learn.updates import _GAMMA, _MODE, _RANKS, _WMR_N, _pick
 
@@ -32,7 +32,7 @@ def gamma_weights(
     ``n_jj`` is |JJ_x| for ``wmr_n="jj"`` (defaults to len(margins)).
     """
     margins = np.asarray(margins, dtype=FLOAT)
-    aggressive = _pick(_MODE, mode, "mode") == C.MODE_AGGRESSIVE
+    aggressive = _pick(_MODE, mode, "mode") == MODE_AGGRESSIVE
     S = np.flatnonzero(margins <= eps) if aggressive else np.arange(margins.shape[0])
     gamma = np.zeros(S.shape[0], FLOAT)
     if S.shape[0]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.learn import _codes as C
+from swvp.learn._codes import N_STATS, STAT_MISTAKES
 from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
 from swvp.model.weights import WeightTable
 
@@ -85,11 +85,11 @@ def shard_epoch(problem: StructuredProblem, w: np.ndarray, order: np.ndarray, se
     """One perceptron epoch over ``order`` (one shard's examples) starting from ``w``; runs on a worker."""
     table = WeightTable(w.shape[0])
     table.w[:] = w
-    stats = np.zeros(C.N_STATS, FLOAT)
-    sstats = search.new_stats()
-    problem.run_epoch(table, order, search, codes, stats, None, sstats)
+    stats = np.zeros(N_STATS, FLOAT)
+    search_stats = search.new_stats()
+    problem.run_epoch(table, order, search, codes, stats, None, search_stats)
     changed = np.flatnonzero((table.w != w) | (table.u != 0.0))
-    return ShardResult(changed, table.w[changed], table.u[changed], int(table.c), stats, sstats)
+    return ShardResult(changed, table.w[changed], table.u[changed], int(table.c), stats, search_stats)
 
 
 class _ShardExecutor:
@@ -172,20 +172,20 @@ class MixingRunner:
 
     def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
         orders = [s[rng.permutation(s.shape[0])] if self.learner.shuffle else s for s in self.shards]
-        stats = np.zeros(C.N_STATS, FLOAT)
-        sstats = self.search.new_stats()
+        stats = np.zeros(N_STATS, FLOAT)
+        search_stats = self.search.new_stats()
         results: list[ShardResult | None] = [None] * len(self.shards)
         done = 0
         for i, res in self.executor.run(self.table.w, orders, self.search, self.codes):
             results[i] = res
             stats += res.stats
-            sstats += res.search_stats
+            search_stats += res.search_stats
             done += orders[i].shape[0]
             if on_progress is not None:
                 on_progress(epoch, done, self.problem.n_examples, stats)
         _mix(self.table, results, self.mu)
-        es = epoch_stats(epoch, stats, self.search, sstats)
-        es.shard_mistakes = [int(r.stats[C.STAT_MISTAKES]) for r in results]
+        es = epoch_stats(epoch, stats, self.search, search_stats)
+        es.shard_mistakes = [int(r.stats[STAT_MISTAKES]) for r in results]
         es.shard_mu = [float(m) for m in self.mu]
         return es
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp._params import Params
-from swvp.learn import _codes as C
+from swvp.learn._codes import N_STATS, STAT_LOG_OVERFLOW, STAT_UPDATES
 from swvp.learn.averaging import VotedWeights
 from swvp.learn.mixing import MixingRunner, ParameterMixing
 from swvp.learn.protocol import StructuredProblem
@@ -149,8 +149,8 @@ class SequentialRunner:
         learner, problem, table = self.learner, self.problem, self.table
         if learner.shuffle:
             self.order = rng.permutation(problem.n_examples).astype(INT)
-        stats = np.zeros(C.N_STATS, FLOAT)
-        sstats = self.search.new_stats()
+        stats = np.zeros(N_STATS, FLOAT)
+        search_stats = self.search.new_stats()
         c_before = table.c
         log = None
         if learner.voted:
@@ -160,14 +160,14 @@ class SequentialRunner:
         n = problem.n_examples
         step = n if on_progress is None else max(1, -(-n // 50))
         for lo in range(0, max(n, 1), step):
-            problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, sstats)
+            problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
             if on_progress is not None:
                 on_progress(epoch, min(lo + step, n), n, stats)
         if learner.voted:
-            if stats[C.STAT_LOG_OVERFLOW]:
+            if stats[STAT_LOG_OVERFLOW]:
                 raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
-            result.voted.add_epoch(log, int(stats[C.STAT_UPDATES]), c_before, table.c)
-        return epoch_stats(epoch, stats, self.search, sstats)
+            result.voted.add_epoch(log, int(stats[STAT_UPDATES]), c_before, table.c)
+        return epoch_stats(epoch, stats, self.search, search_stats)
 
     def close(self) -> None:
         pass

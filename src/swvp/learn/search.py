@@ -27,7 +27,7 @@ import numpy as np
 
 from swvp._config import FLOAT
 from swvp._params import FrozenParams
-from swvp.learn import _codes as C
+from swvp.learn._codes import B_FULL, B_GOLD_FELL, B_MISMATCH, B_NONVIOL, B_POS_SUM, N_BSTATS
 from swvp.learn.ops import BeamSearch, ExactSearch
 from swvp.learn.selectors import EARLY, SELECTOR_CODES
 
@@ -81,7 +81,7 @@ class Beam(FrozenParams):
     select: str = DEFAULT_SELECT
 
     name = "beam"
-    n_stats = C.N_BSTATS
+    n_stats = N_BSTATS
 
     def __post_init__(self):
         if isinstance(self.size, bool) or int(self.size) != self.size or self.size < 1:
@@ -104,14 +104,14 @@ class Beam(FrozenParams):
 
     def new_stats(self) -> np.ndarray:
         """Per-epoch search statistics (learn/_codes.py B_*), filled by the engine."""
-        return np.zeros(C.N_BSTATS, FLOAT)
+        return np.zeros(N_BSTATS, FLOAT)
 
     def epoch_fields(self, b: np.ndarray, n_updates: int) -> dict:
         """EpochStats fields from the search statistics ``b`` of an epoch with ``n_updates`` updates."""
-        return {"gold_fell_off": int(b[C.B_GOLD_FELL]),
-                "mean_update_position": float(b[C.B_POS_SUM] / n_updates) if n_updates else float("nan"),
-                "full_updates": int(b[C.B_FULL]), "nonviolations": int(b[C.B_NONVIOL]),
-                "trace_mismatches": int(b[C.B_MISMATCH])}
+        return {"gold_fell_off": int(b[B_GOLD_FELL]),
+                "mean_update_position": float(b[B_POS_SUM] / n_updates) if n_updates else float("nan"),
+                "full_updates": int(b[B_FULL]), "nonviolations": int(b[B_NONVIOL]),
+                "trace_mismatches": int(b[B_MISMATCH])}
 
     def label(self) -> str:
         return f"beam{int(self.size)}/{self.select.lower()}"

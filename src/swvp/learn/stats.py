@@ -6,7 +6,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from swvp.learn import _codes as C
+from swvp.learn._codes import (
+    STAT_BACKOFFS,
+    STAT_COND2_CHECKED,
+    STAT_COND2_FAIL,
+    STAT_INVALID,
+    STAT_IV_RATIO_N,
+    STAT_IV_RATIO_SUM,
+    STAT_MISTAKES,
+    STAT_SKIPPED,
+    STAT_TOKENS,
+    STAT_TOKENS_WRONG,
+    STAT_UPDATES,
+)
 from swvp.learn.averaging import VotedWeights
 from swvp.model.weights import WeightTable
 
@@ -60,20 +72,20 @@ class TrainResult:
 
 def epoch_stats(epoch: int, s: np.ndarray, search, search_stats: np.ndarray | None = None) -> EpochStats:
     """EpochStats of an epoch from the engine's statistics ``s`` (STAT_*) and the search's own (``search_stats``)."""
-    ratio_n = s[C.STAT_IV_RATIO_N]
+    ratio_n = s[STAT_IV_RATIO_N]
     es = EpochStats(
         epoch=epoch,
-        mistakes=int(s[C.STAT_MISTAKES]),
-        updates=int(s[C.STAT_UPDATES]),
-        backoffs=int(s[C.STAT_BACKOFFS]),
-        mean_violation_ratio=float(s[C.STAT_IV_RATIO_SUM] / ratio_n) if ratio_n else float("nan"),
-        cond2_failures=int(s[C.STAT_COND2_FAIL]),
-        cond2_checked=int(s[C.STAT_COND2_CHECKED]),
-        invalid_updates=int(s[C.STAT_INVALID]),
-        skipped=int(s[C.STAT_SKIPPED]),
-        online_accuracy=float(1.0 - s[C.STAT_TOKENS_WRONG] / s[C.STAT_TOKENS]) if s[C.STAT_TOKENS] else float("nan"),
+        mistakes=int(s[STAT_MISTAKES]),
+        updates=int(s[STAT_UPDATES]),
+        backoffs=int(s[STAT_BACKOFFS]),
+        mean_violation_ratio=float(s[STAT_IV_RATIO_SUM] / ratio_n) if ratio_n else float("nan"),
+        cond2_failures=int(s[STAT_COND2_FAIL]),
+        cond2_checked=int(s[STAT_COND2_CHECKED]),
+        invalid_updates=int(s[STAT_INVALID]),
+        skipped=int(s[STAT_SKIPPED]),
+        online_accuracy=float(1.0 - s[STAT_TOKENS_WRONG] / s[STAT_TOKENS]) if s[STAT_TOKENS] else float("nan"),
     )
     if search_stats is not None and search_stats.size:
-        for key, value in search.epoch_fields(search_stats, int(s[C.STAT_UPDATES])).items():
+        for key, value in search.epoch_fields(search_stats, int(s[STAT_UPDATES])).items():
             setattr(es, key, value)
     return es

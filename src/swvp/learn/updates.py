@@ -14,15 +14,44 @@ import numpy as np
 
 from swvp._config import EPS, FLOAT, INT
 from swvp._params import FrozenParams
-from swvp.learn import _codes as C
+from swvp.learn._codes import (
+    EMPTY_BACKOFF,
+    EMPTY_PASSIVE,
+    GAMMA_WM,
+    GAMMA_WMR,
+    JJ_EXPLICIT,
+    JJ_FULL,
+    JJ_SINGLE,
+    MODE_AGGRESSIVE,
+    MODE_BALANCED,
+    N_RULE_CODES,
+    RANKS_DEFAULT,
+    RANKS_SWVM,
+    RULE_FULL,
+    RULE_WV,
+    U_COND2,
+    U_EMPTY,
+    U_INCLUDE_EQUAL,
+    U_JJ,
+    U_MODE,
+    U_RULE,
+    U_SCHEME,
+    U_WMR_N,
+    U_WMR_RANKS,
+    U_ZERO,
+    WMR_N_JJ,
+    WMR_N_SET,
+    ZERO_BACKOFF,
+    ZERO_UNIFORM,
+)
 
-_JJ = {"single": C.JJ_SINGLE, "full": C.JJ_FULL}
-_GAMMA = {"wm": C.GAMMA_WM, "wmr": C.GAMMA_WMR}
-_MODE = {"aggressive": C.MODE_AGGRESSIVE, "a": C.MODE_AGGRESSIVE, "balanced": C.MODE_BALANCED, "b": C.MODE_BALANCED}
-_WMR_N = {"set": C.WMR_N_SET, "jj": C.WMR_N_JJ}
-_RANKS = {"default": C.RANKS_DEFAULT, "swvm": C.RANKS_SWVM}
-_ZERO = {"uniform": C.ZERO_UNIFORM, "backoff": C.ZERO_BACKOFF}
-_EMPTY = {"backoff": C.EMPTY_BACKOFF, "passive": C.EMPTY_PASSIVE}
+_JJ = {"single": JJ_SINGLE, "full": JJ_FULL}
+_GAMMA = {"wm": GAMMA_WM, "wmr": GAMMA_WMR}
+_MODE = {"aggressive": MODE_AGGRESSIVE, "a": MODE_AGGRESSIVE, "balanced": MODE_BALANCED, "b": MODE_BALANCED}
+_WMR_N = {"set": WMR_N_SET, "jj": WMR_N_JJ}
+_RANKS = {"default": RANKS_DEFAULT, "swvm": RANKS_SWVM}
+_ZERO = {"uniform": ZERO_UNIFORM, "backoff": ZERO_BACKOFF}
+_EMPTY = {"backoff": EMPTY_BACKOFF, "passive": EMPTY_PASSIVE}
 
 
 def _pick(table: dict, value: str, what: str) -> int:
@@ -33,11 +62,11 @@ def _pick(table: dict, value: str, what: str) -> int:
 
 
 class UpdateCodes(NamedTuple):
-    """The compiled form of an update rule: ``ucfg_i``, ``ucfg_f`` and the CSR of explicit JJ sets (a namedtuple,
-    passed to the compiled epoch as it is)."""
+    """The compiled form of an update rule: ``rule_codes`` (int64, the U_* slots of learn/_codes.py),
+    ``rule_params`` (float64: β, eps) and the CSR of explicit JJ sets; a namedtuple the compiled epoch reads."""
 
-    ucfg_i: np.ndarray
-    ucfg_f: np.ndarray
+    rule_codes: np.ndarray
+    rule_params: np.ndarray
     jj_ptr: np.ndarray
     jj_pos: np.ndarray
 
@@ -49,10 +78,10 @@ class Full(FrozenParams):
     name = "csp"
 
     def codes(self) -> UpdateCodes:
-        ucfg_i = np.zeros(C.N_UCFG_I, INT)
-        ucfg_i[C.U_RULE] = C.RULE_FULL
-        ucfg_f = np.array([0.0, EPS], FLOAT)
-        return UpdateCodes(ucfg_i, ucfg_f, np.zeros(1, INT), np.zeros(0, INT))
+        rule_codes = np.zeros(N_RULE_CODES, INT)
+        rule_codes[U_RULE] = RULE_FULL
+        rule_params = np.array([0.0, EPS], FLOAT)
+        return UpdateCodes(rule_codes, rule_params, np.zeros(1, INT), np.zeros(0, INT))
 
     def label(self) -> str:
         return "CSP"
@@ -94,33 +123,33 @@ class WeightedViolations(FrozenParams):
     def codes(self) -> UpdateCodes:
         if not (self.beta >= 0 and np.isfinite(self.beta)):
             raise ValueError(f"beta must be a finite number >= 0, got {self.beta!r}")
-        ucfg_i = np.zeros(C.N_UCFG_I, INT)
-        ucfg_i[C.U_RULE] = C.RULE_WV
+        rule_codes = np.zeros(N_RULE_CODES, INT)
+        rule_codes[U_RULE] = RULE_WV
         jj_ptr = np.zeros(1, INT)
         jj_pos = np.zeros(0, INT)
         if isinstance(self.jj, str):
-            ucfg_i[C.U_JJ] = _pick(_JJ, self.jj, "jj")
+            rule_codes[U_JJ] = _pick(_JJ, self.jj, "jj")
         else:
             sets = [sorted({int(p) for p in J}) for J in self.jj]
             if not sets or any(not J for J in sets) or any(p < 0 for J in sets for p in J):
                 raise ValueError("jj must be 'single', 'full' or a non-empty list of non-empty sets of positions >= 0")
-            ucfg_i[C.U_JJ] = C.JJ_EXPLICIT
+            rule_codes[U_JJ] = JJ_EXPLICIT
             jj_ptr = np.cumsum([0] + [len(J) for J in sets]).astype(INT)
             jj_pos = np.array([p for J in sets for p in J], dtype=INT)
-        ucfg_i[C.U_SCHEME] = _pick(_GAMMA, self.gamma, "gamma")
-        ucfg_i[C.U_MODE] = _pick(_MODE, self.mode, "mode")
-        ucfg_i[C.U_WMR_N] = _pick(_WMR_N, self.wmr_n, "wmr_n")
-        ucfg_i[C.U_WMR_RANKS] = _pick(_RANKS, self.wmr_ranks, "wmr_ranks")
-        ucfg_i[C.U_INCLUDE_EQUAL] = int(bool(self.include_equal))
-        ucfg_i[C.U_ZERO] = _pick(_ZERO, self.zero_margins, "zero_margins")
-        ucfg_i[C.U_EMPTY] = _pick(_EMPTY, self.empty_violations, "empty_violations")
-        ucfg_i[C.U_COND2] = int(bool(self.enforce_cond2))
-        ucfg_f = np.array([float(self.beta), EPS], FLOAT)
-        return UpdateCodes(ucfg_i, ucfg_f, jj_ptr, jj_pos)
+        rule_codes[U_SCHEME] = _pick(_GAMMA, self.gamma, "gamma")
+        rule_codes[U_MODE] = _pick(_MODE, self.mode, "mode")
+        rule_codes[U_WMR_N] = _pick(_WMR_N, self.wmr_n, "wmr_n")
+        rule_codes[U_WMR_RANKS] = _pick(_RANKS, self.wmr_ranks, "wmr_ranks")
+        rule_codes[U_INCLUDE_EQUAL] = int(bool(self.include_equal))
+        rule_codes[U_ZERO] = _pick(_ZERO, self.zero_margins, "zero_margins")
+        rule_codes[U_EMPTY] = _pick(_EMPTY, self.empty_violations, "empty_violations")
+        rule_codes[U_COND2] = int(bool(self.enforce_cond2))
+        rule_params = np.array([float(self.beta), EPS], FLOAT)
+        return UpdateCodes(rule_codes, rule_params, jj_ptr, jj_pos)
 
     def label(self) -> str:
         """The paper's short name, e.g. ``B-WM`` (balanced, weighted margin)."""
-        mode = "A" if _pick(_MODE, self.mode, "mode") == C.MODE_AGGRESSIVE else "B"
+        mode = "A" if _pick(_MODE, self.mode, "mode") == MODE_AGGRESSIVE else "B"
         return f"{mode}-{self.gamma.upper()}"
 
 

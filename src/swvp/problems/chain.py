@@ -6,7 +6,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn import _codes as C
+from swvp.learn._codes import JJ_EXPLICIT, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import UpdateCodes
@@ -33,7 +33,25 @@ def checked_labels(labels, n_tokens: int, n_labels: int, allow_unknown: bool) ->
     return labels
 
 
-class SequenceProblem(CompiledProblem):
+class ChainProblem(CompiledProblem):
+    """What every problem over token sequences shares: ``features`` (a SequenceFeatures) and ``layout``."""
+
+    features: SequenceFeatures
+    layout: SequenceLayout
+
+    @property
+    def n_examples(self) -> int:
+        return self.features.n_sentences
+
+    @property
+    def weight_size(self) -> int:
+        return self.layout.size
+
+    def output_size(self) -> int:
+        return self.features.n_tokens
+
+
+class SequenceProblem(ChainProblem):
     """Features, gold labels (or none, for decoding only), the label count and the order (1 or 2) of a chain.
 
     Searches: exact Viterbi, or greedy/beam search with any update selection (ALGORITHMS.md §2).
@@ -47,22 +65,11 @@ class SequenceProblem(CompiledProblem):
         self.order = int(order)
         self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_labels, self.order)
 
-    @property
-    def n_examples(self) -> int:
-        return self.features.n_sentences
-
-    @property
-    def weight_size(self) -> int:
-        return self.layout.size
-
     def structure(self, for_training: bool = False) -> ChainData:
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
         return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_labels, self.order,
                          self.layout.toff, _max_len(f.offsets), _NO_STATES, _NO_STATES, False)
-
-    def output_size(self) -> int:
-        return self.features.n_tokens
 
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.labels is None:
@@ -99,9 +106,9 @@ class SequenceProblem(CompiledProblem):
         per_tok = np.diff(f.fptr) + np.diff(f.tptr)
         per_sent = np.add.reduceat(per_tok, f.offsets[:-1]) if per_tok.size else np.zeros(0, INT)
         per_sent[np.diff(f.offsets) == 0] = 0
-        if update.ucfg_i[C.U_RULE] == C.RULE_FULL:
+        if update.rule_codes[U_RULE] == RULE_FULL:
             mult = 1
-        elif update.ucfg_i[C.U_JJ] == C.JJ_EXPLICIT:
+        elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
             mult = max(2, update.jj_ptr.shape[0] - 1) + 1
         else:
             mult = self.order + 2  # a position is touched by order+1 single-position sets, or once by a back-off

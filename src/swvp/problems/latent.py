@@ -18,16 +18,15 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
 from swvp.problems._chain_ops import ChainData, forced_viterbi  # noqa: F401 — forced decoding, re-exported
-from swvp.problems.chain import SequenceProblem, _max_len, checked_labels
+from swvp.problems.chain import ChainProblem, SequenceProblem, _max_len, checked_labels
 
 
-class LatentSequenceProblem(CompiledProblem):
+class LatentSequenceProblem(ChainProblem):
     """Features over latent states, each state's label, and gold labels (None: decoding only).
 
     ``n_labels`` defaults to 1 + the largest label a state carries; a gold label that no state carries makes its
@@ -51,14 +50,6 @@ class LatentSequenceProblem(CompiledProblem):
     def n_states(self) -> int:
         return int(self.state_label.shape[0])
 
-    @property
-    def n_examples(self) -> int:
-        return self.features.n_sentences
-
-    @property
-    def weight_size(self) -> int:
-        return self.layout.size
-
     def initial_weights(self, scale: float = 0.01, random_state: int | None = 0) -> WeightTable:
         """A weight table with w ~ N(0, scale²) (seeded): breaks the symmetry between the states of a label."""
         table = WeightTable(self.weight_size)
@@ -70,9 +61,6 @@ class LatentSequenceProblem(CompiledProblem):
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
         return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, 1, self.layout.toff,
                          _max_len(f.offsets), self.state_label, self.label_n_states, True)
-
-    def output_size(self) -> int:
-        return self.features.n_tokens
 
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.labels is None:

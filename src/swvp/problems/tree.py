@@ -14,7 +14,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features._arc_kernels import A_TAG, N_FIXED_ARC, N_SIB
 from swvp.features.arc import ArcData
-from swvp.learn import _codes as C
+from swvp.learn._codes import JJ_EXPLICIT, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
@@ -75,18 +75,14 @@ class TreeProblem(CompiledProblem):
     def weight_size(self) -> int:
         return 1 << self.hash_bits
 
-    @property
-    def mask(self) -> int:
-        return self.weight_size - 1
-
     def structure(self, for_training: bool = False) -> TreeData:
         if for_training and self.heads is None:
             raise ValueError("a problem without gold heads cannot be trained on")
         d = self.data
         gold = self.heads if self.heads is not None else np.zeros(0, INT)
         maxlen = max(1, int(d.lengths.max())) if d.lengths.size else 1
-        return TreeData(d.atoms, d.offsets, gold, self.order, self._dec, self.single_root, self.mask, self.n_tags,
-                        maxlen)
+        mask = self.weight_size - 1  # weights are hashed into 2**hash_bits entries
+        return TreeData(d.atoms, d.offsets, gold, self.order, self._dec, self.single_root, mask, self.n_tags, maxlen)
 
     def output_size(self) -> int:
         return self.data.n_words
@@ -113,9 +109,9 @@ class TreeProblem(CompiledProblem):
         per_arc = N_FIXED_ARC + 4 * np.minimum(n, self.n_tags)
         sib = N_SIB if self.order == 2 else 0
         full = 2 * n * (per_arc + sib)  # every arc and sibling part differs, both sides
-        if update.ucfg_i[C.U_RULE] == C.RULE_FULL:
+        if update.rule_codes[U_RULE] == RULE_FULL:
             per_sent = full
-        elif update.ucfg_i[C.U_JJ] == C.JJ_EXPLICIT:
+        elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
             per_sent = full * max(1, update.jj_ptr.shape[0] - 1)
         else:
             per_sent = np.maximum(full, n * 2 * (per_arc + 3 * sib))  # single sets: one arc, <= 3 sibling parts
