@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -51,7 +52,7 @@ from _harness import cpu_name, load, log, memory_gb, package_version, since, sta
 
 from swvp.data.corpus import TaggedCorpus, load_tagged
 from swvp.data.paths import data_path
-from swvp.features.tagging import TaggingFeatures
+from swvp.features.tagging import TEMPLATES, TaggingFeatures, active_templates, atom_flags, atom_strings
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
@@ -89,147 +90,73 @@ def scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# CRFsuite attribute strings that mirror swvp.features.tagging's templates exactly (one string per feature id)
+# CRFsuite attribute strings generated from swvp's own template table (one string per swvp feature id)
 # ----------------------------------------------------------------------------------------------------------------
-def _shape(word: str) -> str:
-    out: list[str] = []
-    for ch in word:
-        c = "A" if ch.isupper() else "a" if ch.islower() else "0" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)[:12]
-
-
-def _affixes(t: str) -> list[str]:
-    out = []
-    for k in range(1, 5):
-        out.append(f"pre{k}=" + (t[:k] if len(t) >= k else ""))
-        out.append(f"suf{k}=" + (t[-k:] if len(t) >= k else ""))
-    return out
-
-
-# template names in swvp's column order (the template id is the position in the list)
-TEMPLATE_NAMES = {
-    "ratnaparkhi": ["b", "w", "w-2", "w-1", "w+1", "w+2"]
-                   + [f"{a}{k}" for k in range(1, 5) for a in ("pre", "suf")] + ["digit", "upper", "hyphen"],
-    "pos": ["b", "w", "l", "s", "suf1", "suf2", "suf3", "suf4", "pre1", "pre2", "pre3", "digit", "upper", "hyphen",
-            "title", "l-2", "l-1", "l+1", "l+2", "suf3-1", "s-1", "suf3+1", "s+1", "l-1|l", "l|l+1"],
-    "chunk": ["b"] + [f"{a}{d:+d}" if d else a for d in (-2, -1, 0, 1, 2) for a in ("w", "p")]
-             + ["p-1|p", "p|p+1", "p-2|p-1", "p+1|p+2", "p-1|p|p+1", "p-2|p-1|p", "p|p+1|p+2", "w-1|w", "w|w+1"],
-    "ner": ["b"] + [f"l{d:+d}" if d else "l" for d in (-2, -1, 0, 1, 2)] + ["s-1", "s", "s+1"]
-           + [f"{a}{k}" for k in range(1, 5) for a in ("pre", "suf")] + ["title", "upper", "digit", "hyphen"]
-           + ["l-1|l", "l|l+1", "p-1", "p", "p+1"],
-}
-
-
 class MirrorAttributes:
-    """Builds, per token, the CRFsuite attribute strings of one swvp template set.
+    """Builds, per token, the CRFsuite attribute strings of one swvp template set from :data:`TEMPLATES`.
 
-    ``truncated_trigrams``: swvp's ``triple()`` combines three atoms as ``(a·2^20 + b)·2^20 + c`` and then masks the
-    key to 40 bits, which drops ``a`` — its POS-trigram templates currently behave as bigrams. With this flag the
-    mirror reproduces that behaviour (chosen automatically by :func:`choose_mirror` so the feature sets stay equal).
+    Each template gives ``name`` (bias), ``name`` when its flags hold, or ``name=v1|v2|…`` from the string values
+    of the atoms it reads (``<pad>`` beyond the sentence ends) — the same (template, value) pairs swvp keys, so the
+    attribute set equals swvp's feature set (checked per template by :func:`feature_check`). Templates that read
+    only the word itself are evaluated once per word type (as a careful CRFsuite user would cache them); the others
+    once per sentence, column by column.
     """
 
-    def __init__(self, templates: str, word_counts: dict[str, int], rare_threshold: int = 5,
-                 truncated_trigrams: bool = False):
+    def __init__(self, templates: str, word_counts: dict[str, int], rare_threshold: int = 5):
         self.templates = templates
         self.counts = word_counts
         self.thr = rare_threshold
-        self.truncated = truncated_trigrams
-        self._cache: dict[str, list[str]] = {}
+        self._own: dict[bool, dict[str, list[str]]] = {False: {}, True: {}}
+        self._strings: dict[str, dict[str, str]] = {}
 
-    def _tri(self, name: str, a: str, b: str, c: str) -> str:
-        return f"{name}={b}|{c}" if self.truncated else f"{name}={a}|{b}|{c}"
+    def _atom_strings(self, w: str) -> dict[str, str]:
+        got = self._strings.get(w)
+        if got is None:
+            got = self._strings[w] = atom_strings(w)
+        return got
 
-    def _own(self, w: str) -> list[str]:
-        """Attributes that depend on the word alone (cached per type, as a careful CRFsuite user would)."""
-        out = self._cache.get(w)
-        if out is not None:
-            return out
-        t = self.templates
-        if t == "ratnaparkhi":
-            if self.counts.get(w, 0) < self.thr:
-                out = _affixes(w)
-                if any(c.isdigit() for c in w):
-                    out.append("digit")
-                if any(c.isupper() for c in w):
-                    out.append("upper")
-                if "-" in w:
-                    out.append("hyphen")
-            else:
-                out = ["w=" + w]
-        elif t == "pos":
-            out = ["w=" + w, "l=" + w.lower(), "s=" + _shape(w)]
-            out += [f"suf{k}=" + (w[-k:] if len(w) >= k else "") for k in range(1, 5)]
-            out += [f"pre{k}=" + (w[:k] if len(w) >= k else "") for k in range(1, 4)]
-            if any(c.isdigit() for c in w):
-                out.append("digit")
-            if any(c.isupper() for c in w):
-                out.append("upper")
-            if "-" in w:
-                out.append("hyphen")
-            if w[:1].isupper():
-                out.append("title")
-        elif t == "ner":
-            out = _affixes(w)
-            if w[:1].isupper():
-                out.append("title")
-            if any(c.isupper() for c in w):
-                out.append("upper")
-            if any(c.isdigit() for c in w):
-                out.append("digit")
-            if "-" in w:
-                out.append("hyphen")
-        else:
-            out = []
-        self._cache[w] = out
+    @functools.cache  # noqa: B019 — a handful of mirrors per run
+    def _split(self, has_pos: bool) -> tuple[list, list]:
+        active = active_templates(self.templates, has_pos)
+        own = [t for t in active if all(d == 0 and a != "pos" for a, d in t.atoms)]
+        context = [t for t in active if t not in own]
+        if any(t.when for t in context):
+            raise NotImplementedError("a template that reads other tokens and has flags (mirror by token)")
+        return own, context
+
+    def _own_attributes(self, w: str, own: list) -> list[str]:
+        strings, flags = self._atom_strings(w), atom_flags(w, self.counts.get(w, 0) < self.thr)
+        out = []
+        for t in own:
+            if all(flags[c] for c in t.when):
+                out.append(t.name + "=" + "|".join(strings[a] for a, _ in t.atoms) if t.atoms else t.name)
         return out
 
     def sentence(self, words: list[str], pos: list[str] | None = None) -> list[list[str]]:
+        has_pos = pos is not None
+        own, context = self._split(has_pos)
+        cache = self._own[has_pos]
         n = len(words)
-        W = [PAD, PAD] + words + [PAD, PAD]
-        t = self.templates
-        items = []
-        if t == "ratnaparkhi":
-            for i in range(n):
-                j = i + 2
-                items.append(["b", "w-2=" + W[j - 2], "w-1=" + W[j - 1], "w+1=" + W[j + 1], "w+2=" + W[j + 2]]
-                             + self._own(W[j]))
-        elif t == "pos":
-            L = [PAD, PAD] + [w.lower() for w in words] + [PAD, PAD]
-            S3 = [PAD] + [w[-3:] if len(w) >= 3 else "" for w in words] + [PAD]
-            S = [PAD] + [_shape(w) for w in words] + [PAD]
-            for i in range(n):
-                j = i + 2
-                items.append(["b", "l-2=" + L[j - 2], "l-1=" + L[j - 1], "l+1=" + L[j + 1], "l+2=" + L[j + 2],
-                              "suf3-1=" + S3[i], "s-1=" + S[i], "suf3+1=" + S3[i + 2], "s+1=" + S[i + 2],
-                              f"l-1|l={L[j - 1]}|{L[j]}", f"l|l+1={L[j]}|{L[j + 1]}"] + self._own(W[j]))
-        elif t == "chunk":
-            if pos is None:
-                raise ValueError("the 'chunk' templates need a POS column")
-            P = [PAD, PAD] + pos + [PAD, PAD]
-            for i in range(n):
-                j = i + 2
-                w2, w1, w0, w_1, w_2 = W[j - 2], W[j - 1], W[j], W[j + 1], W[j + 2]
-                p2, p1, p0, p_1, p_2 = P[j - 2], P[j - 1], P[j], P[j + 1], P[j + 2]
-                items.append([
-                    "b", "w-2=" + w2, "p-2=" + p2, "w-1=" + w1, "p-1=" + p1, "w=" + w0, "p=" + p0,
-                    "w+1=" + w_1, "p+1=" + p_1, "w+2=" + w_2, "p+2=" + p_2,
-                    f"p-1|p={p1}|{p0}", f"p|p+1={p0}|{p_1}", f"p-2|p-1={p2}|{p1}", f"p+1|p+2={p_1}|{p_2}",
-                    self._tri("p-1|p|p+1", p1, p0, p_1), self._tri("p-2|p-1|p", p2, p1, p0),
-                    self._tri("p|p+1|p+2", p0, p_1, p_2), f"w-1|w={w1}|{w0}", f"w|w+1={w0}|{w_1}"])
-        else:  # ner
-            L = [PAD, PAD] + [w.lower() for w in words] + [PAD, PAD]
-            S = [PAD] + [_shape(w) for w in words] + [PAD]
-            P = None if pos is None else [PAD] + pos + [PAD]
-            for i in range(n):
-                j = i + 2
-                a = ["b", "l-2=" + L[j - 2], "l-1=" + L[j - 1], "l=" + L[j], "l+1=" + L[j + 1], "l+2=" + L[j + 2],
-                     "s-1=" + S[i], "s=" + S[i + 1], "s+1=" + S[i + 2],
-                     f"l-1|l={L[j - 1]}|{L[j]}", f"l|l+1={L[j]}|{L[j + 1]}"] + self._own(W[j])
-                if P is not None:
-                    a += ["p-1=" + P[i], "p=" + P[i + 1], "p+1=" + P[i + 2]]
-                items.append(a)
+        padded: dict[str, list[str]] = {}
+        for t in context:  # the context templates read atoms at offsets in -2..2 and carry no flags
+            for a, _ in t.atoms:
+                if a not in padded:
+                    vals = pos if a == "pos" else [self._atom_strings(w)[a] for w in words]
+                    padded[a] = [PAD, PAD, *vals, PAD, PAD]
+        columns = []
+        for t in context:
+            cols = [padded[a][2 + d:2 + d + n] for a, d in t.atoms]
+            prefix = t.name + "="
+            if len(cols) == 1:
+                columns.append([prefix + v for v in cols[0]])
+            else:
+                columns.append([prefix + "|".join(v) for v in zip(*cols)])
+        items = [list(row) for row in zip(*columns)] if columns else [[] for _ in range(n)]
+        for i, w in enumerate(words):
+            got = cache.get(w)
+            if got is None:
+                got = cache[w] = self._own_attributes(w, own)
+            items[i].extend(got)
         return items
 
     def corpus(self, sentences: list[list[str]], pos: list[list[str]] | None) -> list[list[list[str]]]:
@@ -239,7 +166,7 @@ class MirrorAttributes:
 
 
 def per_template_counts_swvp(extractor: TaggingFeatures) -> dict[str, int]:
-    names = TEMPLATE_NAMES[extractor.templates]
+    names = [t.name for t in TEMPLATES[extractor.templates]]
     counts = np.bincount((extractor.keys_ >> 40).astype(np.int64), minlength=len(names))
     return {names[i]: int(c) for i, c in enumerate(counts) if i < len(names)}
 
@@ -252,31 +179,12 @@ def per_template_counts_mirror(attrs: list[list[list[str]]]) -> dict[str, int]:
 def feature_check(extractor: TaggingFeatures, attrs) -> dict:
     sw = per_template_counts_swvp(extractor)
     mi = per_template_counts_mirror(attrs)
-    names = TEMPLATE_NAMES[extractor.templates]
-    if extractor.templates == "ner" and "p" not in mi:
-        names = names[:-3]
+    names = [t.name for t in active_templates(extractor.templates, "pos" in extractor.vocab)]
     diff = {k: [sw.get(k, 0), mi.get(k, 0)] for k in names if sw.get(k, 0) != mi.get(k, 0)}
     return {"swvp_features": extractor.n_feats, "crfsuite_attributes": sum(mi.values()), "match": not diff,
             "mismatched_templates": diff}
 
 
-def choose_mirror(templates: str, train: TaggedCorpus, rare_threshold: int = 5) -> bool:
-    """Whether swvp's trigram keys are truncated (see :class:`MirrorAttributes`), decided on a 2,000-sentence slice."""
-    if templates != "chunk":
-        return False
-    part = sliced(train, 2000)
-    ex = TaggingFeatures(templates, rare_threshold)
-    ex.fit_transform(part.sentences, part.pos)
-    for truncated in (False, True):
-        m = MirrorAttributes(templates, ex.word_counts, rare_threshold, truncated)
-        if feature_check(ex, m.corpus(part.sentences, part.pos))["match"]:
-            return truncated
-    return False
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# the sklearn-crfsuite tutorial's features (CoNLL-2002 Spanish), as dicts handed to python-crfsuite unchanged
-# ----------------------------------------------------------------------------------------------------------------
 def tutorial_word2features(sent: list[tuple[str, str]], i: int) -> dict:
     word, postag = sent[i]
     f = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:], "word[-2:]": word[-2:],
@@ -603,13 +511,10 @@ def task_conll2000(quick: bool, repeats: int = 1) -> dict:
            "read_train_s": {"wall": read_t[0], "cpu": read_t[1]},
            "selection": f"SWVP β chosen on the last {hold} training sentences (models trained on the rest)",
            "load_before": load()}
-    truncated = choose_mirror("chunk", train)
-    mirror = MirrorAttributes("chunk", dict(Counter(w for s in train.sentences for w in s)),
-                              truncated_trigrams=truncated)
+    mirror = MirrorAttributes("chunk", dict(Counter(w for s in train.sentences for w in s)))
     ex = TaggingFeatures("chunk")
     ex.fit_transform(train.sentences, train.pos)
     res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, train.pos))
-    res["feature_check"]["truncated_trigrams"] = truncated
     log(f"CoNLL-2000 feature check: {res['feature_check']}")
     peers = {}
     log("CoNLL-2000: CRFsuite ap")
@@ -786,8 +691,6 @@ def table(results: dict) -> str:
         fc = res["feature_check"]
         lines.append(f"same-template check: swvp {fc['swvp_features']:,} features, CRFsuite "
                      f"{fc['crfsuite_attributes']:,} attributes, match={fc['match']}"
-                     + (" (swvp's POS trigrams are truncated to bigrams; mirrored as implemented)"
-                        if fc.get("truncated_trigrams") else "")
                      + ("" if fc["match"] else f" MISMATCH {fc['mismatched_templates']}"))
         lines.append(f"CPU seconds unless marked wall; tag tok/s on CPU time; swvp CSP, the best SWVP variant and "
                      f"CRFsuite ap (same templates): fastest of {results['meta']['repeats']} interleaved runs; "

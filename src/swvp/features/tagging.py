@@ -16,13 +16,16 @@ Template sets (each conjoined with the current tag y_i; the tag history lives in
   p_{i-2}p_{i-1}, p_{i+1}p_{i+2}, POS trigrams around i, word bigrams w_{i-1}w_i, w_iw_{i+1}.
 - ``ner`` (CoNLL-2002): lowercased words w_{i-2..i+2}, the word's shape and its neighbours', prefixes and
   suffixes 1–4, capitalisation, digit and hyphen flags, POS p_{i-1..i+1}, and the chunk set's word bigrams.
-Every set also has a bias feature (the label prior).
+Every set also has a bias feature (the label prior). Each set is declared once, as a table of :class:`Template`
+(:data:`TEMPLATES`), from which both the integer keys and the CRFsuite attribute strings of the benchmark's
+same-template comparison are generated.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +46,101 @@ def _shape(word: str) -> str:
         if not out or out[-1] != c:
             out.append(c)
     return "".join(out)[:12]
+
+
+@dataclass(frozen=True)
+class Template:
+    """One feature template, declared once: the integer keys and the benchmark's CRFsuite strings both come from it.
+
+    ``atoms`` are (atom, offset) pairs read around position i (PAD beyond the sentence ends); their values are
+    combined into one key (one atom: its id; two: ``a·2^20 + b``; three: a 64-bit mix). A template without atoms
+    is the bias (value 0) or, with ``when``, a flag (value 1). ``when`` names boolean atoms that must all hold at
+    position i for the template to fire (``~rare``: the word is not rare). ``name`` is the attribute name of the
+    CRFsuite mirror.
+    """
+
+    name: str
+    atoms: tuple[tuple[str, int], ...] = ()
+    when: tuple[str, ...] = ()
+
+    @property
+    def reads_pos(self) -> bool:
+        return any(a == "pos" for a, _ in self.atoms)
+
+
+def _t(name: str, *atoms: tuple[str, int], when: tuple[str, ...] = ()) -> Template:
+    return Template(name, tuple(atoms), when)
+
+
+def _offset_name(prefix: str, d: int) -> str:
+    return f"{prefix}{d:+d}" if d else prefix
+
+
+_FLAGS = ("digit", "upper", "hyphen")
+_BIAS = Template("b")
+
+#: The template sets, in key order (a template's id is its position; ids must never change: model files store keys).
+TEMPLATES: dict[str, tuple[Template, ...]] = {
+    "ratnaparkhi": (
+        _BIAS, _t("w", ("word", 0), when=("~rare",)),
+        *(_t(_offset_name("w", d), ("word", d)) for d in (-2, -1, 1, 2)),
+        *(_t(f"{a}{k}", (f"{a}{k}", 0), when=("rare",)) for k in range(1, 5) for a in ("pre", "suf")),
+        *(_t(f, when=("rare", f)) for f in _FLAGS),
+    ),
+    "pos": (
+        _BIAS, _t("w", ("word", 0)), _t("l", ("lower", 0)), _t("s", ("shape", 0)),
+        *(_t(f"suf{k}", (f"suf{k}", 0)) for k in range(1, 5)),
+        *(_t(f"pre{k}", (f"pre{k}", 0)) for k in range(1, 4)),
+        *(_t(f, when=(f,)) for f in (*_FLAGS, "title")),
+        *(_t(_offset_name("l", d), ("lower", d)) for d in (-2, -1, 1, 2)),
+        *(t for d in (-1, 1) for t in (_t(_offset_name("suf3", d), ("suf3", d)),
+                                       _t(_offset_name("s", d), ("shape", d)))),
+        _t("l-1|l", ("lower", -1), ("lower", 0)), _t("l|l+1", ("lower", 0), ("lower", 1)),
+    ),
+    "chunk": (
+        _BIAS,
+        *(t for d in (-2, -1, 0, 1, 2) for t in (_t(_offset_name("w", d), ("word", d)),
+                                                 _t(_offset_name("p", d), ("pos", d)))),
+        _t("p-1|p", ("pos", -1), ("pos", 0)), _t("p|p+1", ("pos", 0), ("pos", 1)),
+        _t("p-2|p-1", ("pos", -2), ("pos", -1)), _t("p+1|p+2", ("pos", 1), ("pos", 2)),
+        _t("p-1|p|p+1", ("pos", -1), ("pos", 0), ("pos", 1)), _t("p-2|p-1|p", ("pos", -2), ("pos", -1), ("pos", 0)),
+        _t("p|p+1|p+2", ("pos", 0), ("pos", 1), ("pos", 2)),
+        _t("w-1|w", ("word", -1), ("word", 0)), _t("w|w+1", ("word", 0), ("word", 1)),
+    ),
+    "ner": (
+        _BIAS, *(_t(_offset_name("l", d), ("lower", d)) for d in (-2, -1, 0, 1, 2)),
+        *(_t(_offset_name("s", d), ("shape", d)) for d in (-1, 0, 1)),
+        *(_t(f"{a}{k}", (f"{a}{k}", 0)) for k in range(1, 5) for a in ("pre", "suf")),
+        *(_t(f, when=(f,)) for f in ("title", "upper", "digit", "hyphen")),
+        _t("l-1|l", ("lower", -1), ("lower", 0)), _t("l|l+1", ("lower", 0), ("lower", 1)),
+        *(_t(_offset_name("p", d), ("pos", d)) for d in (-1, 0, 1)),  # only when a POS column is given
+    ),
+}
+
+#: Template sets that cannot work without the POS column (elsewhere the POS templates are skipped without one).
+NEEDS_POS = frozenset({"chunk"})
+
+
+def active_templates(templates: str, has_pos: bool) -> tuple[Template, ...]:
+    """The templates of a set that fire for input with (or without) a POS column, in key order."""
+    if not has_pos and templates in NEEDS_POS:
+        raise ValueError(f"the {templates!r} templates need a POS column")
+    return tuple(t for t in TEMPLATES[templates] if has_pos or not t.reads_pos)
+
+
+def atom_strings(word: str) -> dict[str, str]:
+    """The string value of every string atom of a word (what the integer atoms intern), for the CRFsuite mirror."""
+    out = {"word": word, "lower": word.lower(), "shape": _shape(word)}
+    for k in range(1, 5):
+        out[f"pre{k}"] = word[:k] if len(word) >= k else ""
+        out[f"suf{k}"] = word[-k:] if len(word) >= k else ""
+    return out
+
+
+def atom_flags(word: str, rare: bool) -> dict[str, bool]:
+    """The boolean atoms of a word (``rare``: its training count is below the threshold)."""
+    return {"rare": rare, "~rare": not rare, "digit": any(c.isdigit() for c in word),
+            "upper": any(c.isupper() for c in word), "hyphen": "-" in word, "title": word[:1].isupper()}
 
 
 class TaggingFeatures:
@@ -125,73 +223,17 @@ class TaggingFeatures:
                 h = h * np.uint64(0x94D049BB133111EB)
             return (h >> np.uint64(24)).astype(INT)
 
-        t = self.templates
-        add(np.zeros(n, INT))  # bias
-        if t == "ratnaparkhi":
-            w = atoms["word"]
-            rare = atoms["rare"]
-            add(w, ~rare)
-            for d in (-2, -1, 1, 2):
-                add(shift(w, d))
-            for k in range(1, 5):
-                add(atoms[f"pre{k}"], rare)
-                add(atoms[f"suf{k}"], rare)
-            add(np.ones(n, INT), rare & atoms["digit"])
-            add(np.ones(n, INT), rare & atoms["upper"])
-            add(np.ones(n, INT), rare & atoms["hyphen"])
-        elif t == "pos":
-            w, lw, shp = atoms["word"], atoms["lower"], atoms["shape"]
-            add(w)
-            add(lw)
-            add(shp)
-            for k in range(1, 5):
-                add(atoms[f"suf{k}"])
-            for k in range(1, 4):
-                add(atoms[f"pre{k}"])
-            for flag in ("digit", "upper", "hyphen", "title"):
-                add(np.ones(n, INT), atoms[flag])
-            for d in (-2, -1, 1, 2):
-                add(shift(lw, d))
-            for d in (-1, 1):
-                add(shift(atoms["suf3"], d))
-                add(shift(shp, d))
-            add(pair(shift(lw, -1), lw))
-            add(pair(lw, shift(lw, 1)))
-        elif t == "chunk":
-            w, p = atoms["word"], atoms.get("pos")
-            if p is None:
-                raise ValueError("the 'chunk' templates need a POS column")
-            for d in (-2, -1, 0, 1, 2):
-                add(shift(w, d))
-                add(shift(p, d))
-            add(pair(shift(p, -1), p))
-            add(pair(p, shift(p, 1)))
-            add(pair(shift(p, -2), shift(p, -1)))
-            add(pair(shift(p, 1), shift(p, 2)))
-            add(triple(shift(p, -1), p, shift(p, 1)))
-            add(triple(shift(p, -2), shift(p, -1), p))
-            add(triple(p, shift(p, 1), shift(p, 2)))
-            add(pair(shift(w, -1), w))
-            add(pair(w, shift(w, 1)))
-        else:  # ner
-            lw, shp = atoms["lower"], atoms["shape"]
-            for d in (-2, -1, 0, 1, 2):
-                add(shift(lw, d))
-            for d in (-1, 0, 1):
-                add(shift(shp, d))
-            for k in range(1, 5):
-                add(atoms[f"pre{k}"])
-                add(atoms[f"suf{k}"])
-            add(np.ones(n, INT), atoms["title"])
-            add(np.ones(n, INT), atoms["upper"])
-            add(np.ones(n, INT), atoms["digit"])
-            add(np.ones(n, INT), atoms["hyphen"])
-            add(pair(shift(lw, -1), lw))
-            add(pair(lw, shift(lw, 1)))
-            p = atoms.get("pos")
-            if p is not None:
-                for d in (-1, 0, 1):
-                    add(shift(p, d))
+        combine = {1: lambda v: v[0], 2: lambda v: pair(*v), 3: lambda v: triple(*v)}
+        for tmpl in active_templates(self.templates, "pos" in atoms):
+            if tmpl.atoms:
+                value = combine[len(tmpl.atoms)]([shift(atoms[a], d) if d else atoms[a] for a, d in tmpl.atoms])
+            else:
+                value = np.full(n, 1 if tmpl.when else 0, INT)  # a flag, or the bias
+            fire = None
+            for cond in tmpl.when:
+                hold = ~atoms[cond[1:]] if cond.startswith("~") else atoms[cond]
+                fire = hold if fire is None else fire & hold
+            add(value, fire)
         keys = np.stack(cols, axis=1)
         tmpl = np.arange(keys.shape[1], dtype=INT) << _SHIFT
         return np.where(keys >= 0, keys | tmpl, -1)
