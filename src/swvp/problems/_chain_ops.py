@@ -2,8 +2,8 @@
 
 Scores: emission E (n, K) and transitions T (n, H, K) (H = (K+1)^order histories, START = K), filled from the
 weights by :mod:`swvp.model._kernels`; sentences whose tokens share their transition features (the tagging
-templates) fill T once and broadcast it (:data:`ChainScores`). Exact search is
-first- or second-order Viterbi; greedy/beam search is :mod:`swvp.inference._kernels.beam` (DP merging, exact gold
+templates) fill T once and broadcast it (:data:`ChainScores`). Exact search is first- or second-order Viterbi;
+greedy/beam search is :mod:`swvp.inference._kernels.beam` (DP merging, exact gold
 tracking). ΔΦ and margins touch only the positions where two label sequences differ (Collins 2002; DESIGN.md
 principle 2). SWVP's mixed assignment m^J(z, y) (ALGORITHMS.md §1.1) is y with the positions in J taken from z;
 its factors lie in the window lo..hi−1 = min J .. max J + order.
@@ -41,7 +41,8 @@ ChainData = namedtuple("ChainData", ["fptr", "fids", "tptr", "tids", "offsets", 
 #: order) or per position (Tc, Tc2), and which of the two is filled.
 ChainScores = namedtuple("ChainScores", ["E", "Tb", "Tb2", "Tc", "Tc2", "shared"])
 
-#: Buffers of one epoch: score arrays, Viterbi tables, the prediction and the mixed assignment.
+#: Buffers of one epoch: score arrays, Viterbi tables, the prediction, the mixed assignment and (rows only for a
+#: latent chain) the forced decoding's output and masked emissions.
 ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "forced",
                                      "E_forced"])
 
