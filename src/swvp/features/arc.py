@@ -242,4 +242,10 @@ class ArcFeatures:
     def from_state(cls, meta: dict) -> ArcFeatures:
         obj = cls(tags=meta["tags"], word=meta["word"], prefix=meta["prefix"], hash_bits=meta["hash_bits"])
         obj.vocab = {k: {t: i for i, t in enumerate(lst)} for k, lst in meta["vocab"].items()} or None
+        if obj.vocab is not None:
+            missing = {"word", "prefix", "suffix", "tag"} - set(obj.vocab)
+            if missing:
+                raise ValueError(f"arc feature vocabularies {sorted(missing)} missing")
+            if any(not isinstance(t, str) for lst in meta["vocab"].values() for t in lst):
+                raise ValueError("arc feature vocabularies must hold strings")
         return obj

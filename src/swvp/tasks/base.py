@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from swvp._config import FLOAT
 from swvp._params import Params
 from swvp.exceptions import ModelFormatError, NotFittedError
 from swvp.learn.mixing import ParameterMixing
@@ -105,6 +106,23 @@ def learner_from_settings(s: dict) -> Perceptron:
                       epochs=int(s.get("epochs", 10)), random_state=s.get("random_state", 0), mixing=mixing)
 
 
+def checked_labels(labels, what: str = "labels") -> list[str]:
+    """A model file's label list: distinct strings (ValueError otherwise, reported as a ModelFormatError)."""
+    if not isinstance(labels, list) or any(not isinstance(t, str) for t in labels) or len(set(labels)) != len(labels):
+        raise ValueError(f"{what} must be a list of distinct strings")
+    return labels
+
+
+def checked_weights(w, what: str) -> np.ndarray:
+    """A model file's weight vector as contiguous float64 (a real-valued 1-d array; ValueError otherwise)."""
+    if not isinstance(w, np.ndarray) or w.ndim != 1 or w.dtype.kind not in "fiu":
+        raise ValueError(f"{what} must be a 1-d real array")
+    w = np.ascontiguousarray(w, dtype=FLOAT)
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{what} holds non-finite values")
+    return w
+
+
 class Estimator(Params):
     """Base of the task estimators (``SequenceTagger``, ``GraphDependencyParser``).
 
@@ -175,6 +193,6 @@ class Estimator(Params):
                       else cls._legacy_params(meta))
             obj = cls(**params)
             obj._set_state(meta, arrays)
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
             raise ModelFormatError(f"{path}: incomplete or inconsistent {cls.MODEL_KIND} model ({err!r})") from err
         return obj

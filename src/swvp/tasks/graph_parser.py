@@ -30,7 +30,7 @@ from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.metrics import attachment_scores
 from swvp.problems.tree import TreeProblem, decoder_code
-from swvp.tasks.base import Estimator, learner_from_settings
+from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
 
 MODEL_KIND = "graph-parser"
 PUNCT = "PUNCT"
@@ -312,7 +312,7 @@ class GraphDependencyParser(Estimator):
                 raise ValueError(f"{name} {meta[name]!r} in the header, {getattr(self, name)!r} in the parameters")
         self.features_ = ArcFeatures.from_state(meta["features"])
         self.coef_ = _dense("coef", arrays, 1 << int(self.hash_bits))
-        self.labels_ = meta["labels"]
+        self.labels_ = None if meta["labels"] is None else checked_labels(meta["labels"], "DEPREL labels")
         self.label_coef_ = None
         if self.labels_ is not None:
             self.label_coef_ = _dense("label_coef", arrays, (1 << int(self.label_bits)) * len(self.labels_))

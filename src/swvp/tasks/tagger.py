@@ -17,7 +17,14 @@ from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
 from swvp.problems.chain import SequenceProblem
-from swvp.tasks.base import Estimator, learner_from_settings, search_from, search_params
+from swvp.tasks.base import (
+    Estimator,
+    checked_labels,
+    checked_weights,
+    learner_from_settings,
+    search_from,
+    search_params,
+)
 
 MODEL_KIND = "sequence-tagger"
 
@@ -223,13 +230,15 @@ class SequenceTagger(Estimator):
         s = meta["settings"]
         if meta["order"] != self.order:
             raise ValueError(f"order {meta['order']} in the header, {self.order} in the parameters")
-        self.labels_ = list(meta["labels"])
+        self.labels_ = checked_labels(meta["labels"])
         self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
         self.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
-        self.coef_ = arrays["coef"]
+        self.coef_ = checked_weights(arrays["coef"], "coef")
         self.history_ = meta.get("history", [])
         self.best_epoch_ = s.get("best_epoch")
         self.info_ = meta.get("info", {})
+        if not isinstance(self.info_, dict) or not isinstance(self.history_, list):
+            raise ValueError("info must be an object and history a list")
         self.search_ = search_from(s.get("search"))
         self.interrupted_ = False
         self._voted = None
