@@ -41,7 +41,7 @@ from collections import namedtuple
 from numba import types
 from numba.extending import overload
 
-from swvp._config import NJIT
+from swvp._config import NJIT, NJIT_NO_ALLOC
 from swvp.model._kernels import Accum  # noqa: F401 — the averaging state every ``delta`` writes
 
 #: Exact search as the compiled epoch sees it (the field is unused; a namedtuple type selects the code path).
@@ -51,13 +51,13 @@ ExactSearch = namedtuple("ExactSearch", ["unused"])
 BeamSearch = namedtuple("BeamSearch", ["size", "select", "laso"])
 
 
-#: Operations small enough to be inlined into the engine's kernels at numba IR level (no compiled function of
-#: their own: fewer functions to compile per structure).
-INLINED = set()
+def implements(stub, cls, inline: bool = False, refcounts: bool = True):
+    """Register ``impl`` (a plain Python function with the stub's parameter names) as ``stub`` for ``cls`` tuples.
 
-
-def implements(stub, cls):
-    """Register ``impl`` (a plain Python function with the stub's parameter names) as ``stub`` for ``cls`` tuples."""
+    ``inline``: numba inlines the implementation into the engine's kernels at IR level (for the smallest operations:
+    each inlined operation is compiled again in every kernel that uses it). ``refcounts=False``: compiled without
+    reference counting (operations that neither allocate nor return arrays).
+    """
     def register(impl):
         def select(*args):
             st = args[0]
@@ -65,15 +65,20 @@ def implements(stub, cls):
                 return impl
             return None
         select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
-        overload(stub, jit_options=NJIT, inline="always" if stub in INLINED else "never")(select)
+        options = NJIT if refcounts else NJIT_NO_ALLOC
+        overload(stub, jit_options=options, inline="always" if inline else "never")(select)
         return impl
     return register
 
 
-def register(cls, table: dict) -> None:
-    """Register every (stub → implementation) pair of ``table`` for structure tuples of class ``cls``."""
+def register(cls, table: dict, no_refcounts=frozenset()) -> None:
+    """Register every (stub → implementation) pair of ``table`` for structure tuples of class ``cls``.
+
+    The size queries are inlined at IR level; the stubs in ``no_refcounts`` are compiled without reference counting
+    (``swvp._config.NJIT_NO_ALLOC``: only for operations that neither allocate nor return arrays).
+    """
     for stub, impl in table.items():
-        implements(stub, cls)(impl)
+        implements(stub, cls, stub in _SIZES, stub not in no_refcounts)(impl)
 
 
 def _stub(name: str):
@@ -103,6 +108,6 @@ mix_delta = _stub("mix_delta")
 mix_reset = _stub("mix_reset")
 write_output = _stub("write_output")
 beam_space = _stub("beam_space")
-INLINED.update({n_examples, example_size, max_size, n_steps})
+_SIZES = frozenset({n_examples, example_size, max_size, n_steps})
 beam_search = _stub("beam_search")
 backtrack = _stub("backtrack")

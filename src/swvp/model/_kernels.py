@@ -19,20 +19,20 @@ from collections import namedtuple
 
 from numba import njit
 
-from swvp._config import NJIT
+from swvp._config import NJIT, NJIT_NO_ALLOC
 
 #: The averaging state an update writes (ALGORITHMS.md §5): ``w += d; u += c·d``, and the voted-perceptron log
 #: (``log_idx``/``log_val`` of capacity ≥ 0, ``log_n[0]`` the number of changes, counted past capacity too).
 Accum = namedtuple("Accum", ["w", "u", "log_idx", "log_val", "log_n"])
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def n_histories(K, order):
     """H = (K+1)^order label histories (START included)."""
     return (K + 1) if order == 1 else (K + 1) * (K + 1)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def history(y, i, K, order):
     """History index of position i in labels y: y_{i-1}, or y_{i-2}*(K+1) + y_{i-1} (START = K)."""
     p = K if i < 1 else y[i - 1]
@@ -42,7 +42,7 @@ def history(y, i, K, order):
     return pp * (K + 1) + p
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _gather_rows(w, ids, a, b, base0, width, out):
     """out[:] = Σ_{q=a}^{b-1} w[base0 + ids[q]*width : … + width].
 
@@ -63,7 +63,7 @@ def _gather_rows(w, ids, a, b, base0, width, out):
             out[j] += w[base + j]
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def fill_emissions(w, fptr, fids, s0, n, K, E):
     """E[i, y] = Σ_f w[f*K+y] for tokens s0..s0+n-1 (``E`` is (>= n, K), C-contiguous)."""
     for i in range(n):
@@ -71,7 +71,7 @@ def fill_emissions(w, fptr, fids, s0, n, K, E):
         _gather_rows(w, fids, fptr[t], fptr[t + 1], 0, K, E[i])
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def fill_scores(w, feats, s0, n, E, T):
     """E[i, y] = Σ_f w[f*K+y] and T[i, h, y] = Σ_g w[toff+(g*H+h)*K+y] for tokens s0..s0+n-1.
 
@@ -85,7 +85,7 @@ def fill_scores(w, feats, s0, n, E, T):
         _gather_rows(w, feats.tids, feats.tptr[t], feats.tptr[t + 1], feats.toff, HK, T[i].reshape(HK))
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def shared_transitions(tptr, tids, s0, n):
     """Whether every token of the sentence has the same transition feature list (then T[i] is the same for all i)."""
     a0 = tptr[s0]
@@ -100,7 +100,7 @@ def shared_transitions(tptr, tids, s0, n):
     return True
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def fill_shared(w, feats, s0, n, E, T0):
     """Emission scores of every token, and the transition scores of a sentence whose tokens all share their
     transition features once into ``T0`` (1, H, K) (see :func:`shared_transitions`)."""
@@ -110,7 +110,7 @@ def fill_shared(w, feats, s0, n, E, T0):
     _gather_rows(w, feats.tids, feats.tptr[s0], feats.tptr[s0 + 1], feats.toff, HK, T0.reshape(HK))
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def bump(w, u, cavg, k, d, log_idx, log_val, log_n):
     """w[k] += d and u[k] += cavg·d (lazy averaging, ALGORITHMS.md §5); logs (k, d) when the log has room."""
     w[k] += d
@@ -123,7 +123,7 @@ def bump(w, u, cavg, k, d, log_idx, log_val, log_n):
         log_n[0] = j + 1  # counts past capacity too, so the caller can detect overflow
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def add_delta(acc, cavg, coef, feats, s0, y, z, lo, hi, n):
     """w += coef·(Φ(x, y) − Φ(x, z)) over the factors at positions lo..hi-1 (clipped to n), with averaging.
 
@@ -157,7 +157,7 @@ def add_delta(acc, cavg, coef, feats, s0, y, z, lo, hi, n):
                 bump(w, u, cavg, base + hz * K + zi, -coef, log_idx, log_val, log_n)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def score_difference(E, T, y, z, lo, hi, n, K, order):
     """``score(y) − score(z)`` restricted to the factors at positions ``lo..hi-1`` (clipped to n).
 

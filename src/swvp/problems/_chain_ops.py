@@ -104,7 +104,7 @@ def decode(st, ws, sc, n):
     return ws.z
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def _viterbi(st, ws, E, T, T2, n):
     if st.order == 1:
         viterbi1(E, T, n, st.K, ws.z, ws.delta[:, 0, :], ws.bp[:, 0, :])
@@ -112,7 +112,7 @@ def _viterbi(st, ws, E, T, T2, n):
         viterbi2(E, T2, n, st.K, ws.z, ws.delta, ws.bp)
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def window_difference(st, sc, y, z, lo, hi, n):
     """score(y) − score(z) over the factors at positions lo..hi−1 (:func:`swvp.model._kernels.score_difference`)."""
     if sc.shared:
@@ -250,4 +250,10 @@ CHAIN_OPS = {
     ops.backtrack: backtrack,
 }
 
-ops.register(ChainData, CHAIN_OPS)
+#: Operations that only read and write existing arrays and return scalars: compiled without reference counting
+#: (the chain runs them per sentence, token or mixed assignment; with it, the EWT tagger's epoch was 9-26% slower
+#: than before the engine, without it 5-10% faster: benchmarks/results/engine_redesign.jsonl).
+CHAIN_NO_REFCOUNTS = frozenset({ops.count_errors, ops.margin, ops.delta, ops.mix_init, ops.mix_set, ops.mix_margin,
+                                ops.mix_delta, ops.mix_reset, ops.write_output})
+
+ops.register(ChainData, CHAIN_OPS, no_refcounts=CHAIN_NO_REFCOUNTS)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swvp._config import NJIT
+from swvp._config import NJIT_NO_ALLOC
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def viterbi1(E, T, n, K, out, delta, bp):
     """Write the argmax sequence of the first ``n`` rows of ``E`` (n, K) / ``T`` (n, K+1, K) into ``out[:n]``.
 

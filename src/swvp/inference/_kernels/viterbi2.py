@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from swvp._config import NJIT
+from swvp._config import NJIT_NO_ALLOC
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def viterbi2(E, T2, n, K, out, delta, bp):
     """Write the argmax sequence of the first ``n`` rows of ``E`` (n, K) / ``T2`` (n, K+1, K+1, K) into ``out[:n]``.
 
@@ -79,7 +79,7 @@ def viterbi2(E, T2, n, K, out, delta, bp):
     return best
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def sequence_score2(E, T2, y, n, K):
     """Score ``Σ_i E[i, y_i] + T2[i, y_{i-2}, y_{i-1}, y_i]`` of the labels ``y[:n]`` (a prefix when n < len)."""
     s = 0.0
@@ -92,7 +92,7 @@ def sequence_score2(E, T2, y, n, K):
     return s
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def score_difference2(E, T2, y, z, lo, hi, n, K):
     """``score(y) − score(z)`` restricted to the factors at positions ``lo..hi-1`` (clipped to n).
 
