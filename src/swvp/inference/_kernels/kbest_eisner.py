@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
-from swvp.inference._kernels.kbest_viterbi import heap_pop, heap_push
+from swvp.inference._kernels.kbest_viterbi import heap_pop, heap_push, heapify
 
 _L = 0
 _R = 1
@@ -45,39 +45,6 @@ def _tails(kind, i, j, r):
     if kind == _CL:
         return _CL, i, r, _B, r, j
     return _B, i, r, _CR, r, j
-
-
-@njit(**NJIT)
-def _score(kind, i, j, q, side, C, I, slot, lk, arc):
-    """Score of rank ``q`` of an item; a B tail is read as I on ``side`` (L: the left tail of C[., ., L], ...)."""
-    if kind == _B:
-        if q == 0:
-            return I[i, j, side]
-        s = lk[slot[_B, i, j], q]
-        return s + arc[i, j] if side == _R else s + arc[j, i]
-    if q == 0:
-        return C[i, j, kind - 1]
-    return lk[slot[kind, i, j], q]
-
-
-@njit(**NJIT)
-def _key(kind, i, j, r, a, b, C, I, slot, lk, arc):
-    k1, i1, j1, k2, i2, j2 = _tails(kind, i, j, r)
-    # C[i, j, L] reads I[r, j, L] (right tail); C[i, j, R] reads I[i, r, R] (left tail).
-    return _score(k1, i1, j1, a, _R, C, I, slot, lk, arc) + _score(k2, i2, j2, b, _L, C, I, slot, lk, arc)
-
-
-@njit(**NJIT)
-def _status(kind, i, j, q, slot, cnt, done):
-    """Whether rank ``q >= 1`` of an item is known to exist (1), known not to (0), or must be computed (-1)."""
-    if i == j:
-        return 0
-    s = slot[kind, i, j]
-    if s < 0:
-        return -1
-    if cnt[s] > q:
-        return 1
-    return 0 if done[s] else -1
 
 
 @njit(**NJIT)
@@ -148,10 +115,7 @@ def kbest_eisner_heads(arc_scores, single_root, k, heads, scores):
     # Lazy k-best. A derivation's code is (r * k + a) * k + b, so code order is (split, a, b) order. Each of the k-1
     # ranks demanded at the top demands at most one new rank per item of the previous derivation's tree (2n items).
     kk = k * k
-    n_items = 3 * N * (N - 1) // 2
-    M = (k - 1) * 2 * n + 1
-    if M > n_items:
-        M = n_items
+    M = min(3 * N * (N - 1) // 2, (k - 1) * 2 * n + 1)
     cap = N + k  # heap bound: (splits - 1) + one net push per taken derivation
     slot = np.full((3, N, N), -1, INT)
     hk = np.empty((M, cap), FLOAT)
@@ -196,12 +160,21 @@ def kbest_eisner_heads(arc_scores, single_root, k, heads, scores):
                 hi = j if kind == _CL else j + 1
             lc[s, 0] = r0 * kk
             cnt[s] = 1
+            # Rank-0 candidates of every other split (the forward pass's sums, recomputed), then heapify: O(splits).
             size = 0
             for r in range(lo, hi):
                 if r != r0:
-                    key = _key(kind, i, j, r, 0, 0, C, I, slot, lk, arc_scores)
+                    if kind == _B:
+                        key = C[i, r, _R] + C[r + 1, j, _L]
+                    elif kind == _CL:
+                        key = C[i, r, _L] + I[r, j, _L]
+                    else:
+                        key = I[i, r, _R] + C[r, j, _R]
                     if key > ninf:
-                        size = heap_push(hk, hc, s, size, key, r * kk)
+                        hk[s, size] = key
+                        hc[s, size] = r * kk
+                        size += 1
+            heapify(hk, hc, s, size)
             hs[s] = size
         if cnt[s] > m or done[s]:
             top -= 1
@@ -211,33 +184,59 @@ def kbest_eisner_heads(arc_scores, single_root, k, heads, scores):
         a = (c // k) % k
         b = c % k
         k1, i1, j1, k2, i2, j2 = _tails(kind, i, j, r)
+        # Successors (r, a+1, 0) [only from b == 0] and (r, a, b+1). Everything is written inline: helper calls
+        # taking arrays cost reference counting on every call in this loop.
         if step[s] == 0:
             if b == 0 and a + 1 < k:
-                st = _status(k1, i1, j1, a + 1, slot, cnt, done)
+                q = a + 1
+                st = 0  # rank q of tail 1: 1 exists, 0 does not, -1 unknown (demand it)
+                if i1 < j1:
+                    su = slot[k1, i1, j1]
+                    st = -1 if su < 0 else (1 if cnt[su] > q else (0 if done[su] else -1))
                 if st < 0:
                     stack[top, 0] = k1
                     stack[top, 1] = i1
                     stack[top, 2] = j1
-                    stack[top, 3] = a + 1
+                    stack[top, 3] = q
                     top += 1
                     continue
                 if st == 1:
-                    key = _key(kind, i, j, r, a + 1, 0, C, I, slot, lk, arc_scores)
+                    left = lk[su, q]
+                    if kind == _CR:
+                        left += arc_scores[i, r]  # tail 1 is I[i, r, R] = B[i, r] + s(i -> r)
+                    if kind == _CL:
+                        right = I[r, j, _L]
+                    else:
+                        right = C[i2, j2, k2 - 1]
+                    key = left + right
                     if key > ninf:
                         hs[s] = heap_push(hk, hc, s, hs[s], key, c + k)
             step[s] = 1
         if step[s] == 1:
             if b + 1 < k:
-                st = _status(k2, i2, j2, b + 1, slot, cnt, done)
+                q = b + 1
+                st = 0
+                if i2 < j2:
+                    su = slot[k2, i2, j2]
+                    st = -1 if su < 0 else (1 if cnt[su] > q else (0 if done[su] else -1))
                 if st < 0:
                     stack[top, 0] = k2
                     stack[top, 1] = i2
                     stack[top, 2] = j2
-                    stack[top, 3] = b + 1
+                    stack[top, 3] = q
                     top += 1
                     continue
                 if st == 1:
-                    key = _key(kind, i, j, r, a, b + 1, C, I, slot, lk, arc_scores)
+                    right = lk[su, q]
+                    if kind == _CL:
+                        right += arc_scores[j, r]  # tail 2 is I[r, j, L] = B[r, j] + s(j -> r)
+                    if a == 0:
+                        left = I[i, r, _R] if kind == _CR else C[i1, j1, k1 - 1]
+                    else:
+                        left = lk[slot[k1, i1, j1], a]
+                        if kind == _CR:
+                            left += arc_scores[i, r]
+                    key = left + right
                     if key > ninf:
                         hs[s] = heap_push(hk, hc, s, hs[s], key, c + 1)
             step[s] = 2

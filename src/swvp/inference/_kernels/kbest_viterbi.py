@@ -35,13 +35,13 @@ from swvp.inference._kernels.viterbi import viterbi1
 from swvp.inference._kernels.viterbi2 import viterbi2
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def _above(k1, c1, k2, c2):
     """Heap order: higher key first, then the smaller code (the tie-break)."""
     return k1 > k2 or (k1 == k2 and c1 < c2)
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def heap_push(hk, hc, s, size, key, code):
     """Push ``(key, code)`` on the max-heap in row ``s`` of ``hk``/``hc`` holding ``size`` items; returns size + 1."""
     c = size
@@ -58,15 +58,10 @@ def heap_push(hk, hc, s, size, key, code):
     return size + 1
 
 
-@njit(**NJIT)
-def heap_pop(hk, hc, s, size):
-    """Drop the top of the max-heap in row ``s`` (read it first); returns size - 1."""
-    size -= 1
-    if size == 0:
-        return 0
-    key = hk[s, size]
-    code = hc[s, size]
-    c = 0
+@njit(inline="always", **NJIT)
+def _sift_down(hk, hc, s, size, c):
+    key = hk[s, c]
+    code = hc[s, c]
     while True:
         ch = 2 * c + 1
         if ch >= size:
@@ -81,10 +76,27 @@ def heap_pop(hk, hc, s, size):
             break
     hk[s, c] = key
     hc[s, c] = code
+
+
+@njit(inline="always", **NJIT)
+def heapify(hk, hc, s, size):
+    """Make the first ``size`` items of row ``s`` a max-heap (bottom-up, O(size))."""
+    for c in range((size - 2) // 2, -1, -1):
+        _sift_down(hk, hc, s, size, c)
+
+
+@njit(inline="always", **NJIT)
+def heap_pop(hk, hc, s, size):
+    """Drop the top of the max-heap in row ``s`` (read it first); returns size - 1."""
+    size -= 1
+    if size > 0:
+        hk[s, 0] = hk[s, size]
+        hc[s, 0] = hc[s, size]
+        _sift_down(hk, hc, s, size, 0)
     return size
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def _parent(order, n, i, a, b, q):
     """Parent node of ``(i, a, b)`` through parent index ``q`` (see the module docstring)."""
     if order == 1:
@@ -96,7 +108,7 @@ def _parent(order, n, i, a, b, q):
     return n, 0, q
 
 
-@njit(**NJIT)
+@njit(inline="always", **NJIT)
 def _edge(order, n, T1, T2, i, a, b, q, s):
     """Key of a candidate: parent score ``s`` plus the edge weight (END layers add nothing)."""
     if i >= n:
@@ -187,13 +199,20 @@ def _chain(E, T1, T2, order, n, K, k, labels, scores):
             lk[s, 0] = delta[i, a, b]
             lc[s, 0] = q0 * k
             cnt[s] = 1
+            # Rank-0 candidates of the other parents (the forward pass's sums, recomputed), then heapify: O(K).
             size = 0
             for q in range(K):
-                if q != q0:
-                    pi, pa, pb = _parent(order, n, i, a, b, q)
-                    key = _edge(order, n, T1, T2, i, a, b, q, delta[pi, pa, pb])
-                    if key > ninf:
-                        size = heap_push(hk, hc, s, size, key, q * k)
+                if order == 1:
+                    key = delta[i - 1, 0, q] + T1[i, q, b] if i < n else delta[n - 1, 0, q]
+                elif i < n:
+                    key = delta[i - 1, q, a] + T2[i, q, a, b]
+                else:
+                    key = delta[n - 1, q, b] if i == n else delta[n, 0, q]
+                if q != q0 and key > ninf:
+                    hk[s, size] = key
+                    hc[s, size] = q * k
+                    size += 1
+            heapify(hk, hc, s, size)
             hs[s] = size
         if cnt[s] > m or done[s]:
             top -= 1
