@@ -28,8 +28,10 @@ from swvp.inference.kbest import kbest_eisner, kbest_viterbi, kbest_viterbi2
 from swvp.inference.viterbi import viterbi
 from swvp.inference.viterbi2 import viterbi2
 
+# The timing loops are not cached on disk: a cached caller keeps a stale copy of a kernel edited since.
+LOOP = {**NJIT, "cache": False}
 
-@njit(**NJIT)
+@njit(**LOOP)
 def _loop_viterbi(Es, Ts):
     S, n, K = Es.shape
     out = np.empty(n, INT)
@@ -41,7 +43,7 @@ def _loop_viterbi(Es, Ts):
     return total
 
 
-@njit(**NJIT)
+@njit(**LOOP)
 def _loop_viterbi2(Es, T2s):
     S, n, K = Es.shape
     out = np.empty(n, INT)
@@ -53,7 +55,7 @@ def _loop_viterbi2(Es, T2s):
     return total
 
 
-@njit(**NJIT)
+@njit(**LOOP)
 def _loop_kbest(Es, T1s, T2s, order, k):
     S, n, K = Es.shape
     labels = np.empty((k, n), INT)
@@ -70,7 +72,7 @@ def _loop_kbest(Es, T1s, T2s, order, k):
     return total
 
 
-@njit(**NJIT)
+@njit(**LOOP)
 def _loop_eisner(arcs):
     total = 0
     for s in range(arcs.shape[0]):
@@ -78,7 +80,7 @@ def _loop_eisner(arcs):
     return total
 
 
-@njit(**NJIT)
+@njit(**LOOP)
 def _loop_kbest_eisner(arcs, k):
     N = arcs.shape[1]
     heads = np.empty((k, N), INT)
