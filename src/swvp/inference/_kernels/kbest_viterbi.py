@@ -280,7 +280,7 @@ def kbest_chain(E, T1, T2, order, n, K, k, labels, scores):
     ``E`` (n, K); order 1 reads ``T1`` (n, K+1, K), order 2 reads ``T2`` (n, K+1, K+1, K) (pass any array of the
     right rank for the other). ``k >= 1``. Writes ``labels[j, :n]`` (``labels`` int (>= k, >= n)) and
     ``scores[j]`` (float (>= k,)) for j < the returned count; the count is < k only when fewer sequences have a
-    score above ``-inf``. Rank 0 equals the 1-best kernel's output and score bitwise. O(n K^order + k n K) time.
+    score above ``-inf``. Rank 0 equals the 1-best kernel's output and score bitwise. O(n K^(order+1) + k n K log K).
     """
     if n == 0:
         scores[0] = 0.0
