@@ -7,6 +7,9 @@ a tree is a head vector in which every word reaches ROOT within ``n`` steps; pro
 closest to ``m``, or ``heads[m]`` itself if there is none (ALGORITHMS.md §8.2).
 
 Tie order: trees are enumerated in lexicographic order of ``heads[1:]`` and the first maximum wins.
+
+Label sequences (first and second order, START = K) and k-best lists of sequences and trees are enumerated the same
+way, for the k-best and constrained decoders (:mod:`swvp.inference.kbest`, :mod:`swvp.inference.constrained`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 
-__all__ = ["MAX_WORDS", "all_trees", "brute_force_tree", "inner_siblings", "score_trees"]
+__all__ = [
+    "MAX_SEQUENCES",
+    "MAX_WORDS",
+    "all_sequences",
+    "all_trees",
+    "brute_force_kbest_sequences",
+    "brute_force_kbest_trees",
+    "brute_force_tree",
+    "inner_siblings",
+    "score_sequences",
+    "score_trees",
+]
 
 #: Largest sentence the enumerators accept: 7 words is 7**7 = 823,543 candidate head vectors.
 MAX_WORDS = 7
@@ -119,3 +133,76 @@ def brute_force_tree(
     scores = score_trees(trees, arc, sib_scores)
     best = int(np.argmax(scores))
     return trees[best].copy(), float(scores[best])
+
+
+#: Most label sequences the sequence enumerators build (K**n).
+MAX_SEQUENCES = 1_000_000
+
+
+def all_sequences(n: int, K: int) -> np.ndarray:
+    """Every label sequence of length ``n`` over ``K`` labels: int64 ``(K**n, n)``, lexicographic order."""
+    if n < 0 or K < 1 or K**n > MAX_SEQUENCES:
+        raise ValueError(f"brute force enumerates at most {MAX_SEQUENCES} sequences, got K={K}, n={n}")
+    if n == 0:
+        return np.zeros((1, 0), dtype=INT)
+    return np.indices((K,) * n, dtype=INT).reshape(n, -1).T.copy()
+
+
+def score_sequences(seqs: np.ndarray, E: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """Scores ``Σ_i E[i, y_i] + T[i, y_{i-1}, y_i]`` (T (n, K+1, K)) or ``Σ_i E[i, y_i] + T[i, y_{i-2}, y_{i-1},
+    y_i]`` (T (n, K+1, K+1, K)) of many sequences ``(S, n)`` at once, START = K: float64 ``(S,)``."""
+    seqs = np.asarray(seqs, dtype=INT)
+    E = np.asarray(E, dtype=FLOAT)
+    T = np.asarray(T, dtype=FLOAT)
+    S, n = seqs.shape
+    K = E.shape[1]
+    pos = np.arange(n)
+    hist = np.concatenate([np.full((S, 2), K, dtype=INT), seqs], axis=1)  # hist[:, i + 2] = y_i
+    total = E[pos, seqs].sum(axis=1)
+    if T.ndim == 3:
+        return total + T[pos, hist[:, 1:-1], seqs].sum(axis=1)
+    return total + T[pos, hist[:, :-2], hist[:, 1:-1], seqs].sum(axis=1)
+
+
+def brute_force_kbest_sequences(
+    E: np.ndarray, T: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best sequences by exhaustive search: ``(seqs (m, n), scores (m,))``, m <= k.
+
+    Order: score descending, ties in reverse-lexicographic order of the labels (``y_{n-1}`` smallest first, then
+    ``y_{n-2}``, ...), the Viterbi tie rule. Sequences scoring ``-inf`` or using a label with ``allowed[i, y]``
+    False are left out. ``T`` is first order (n, K+1, K) or second order (n, K+1, K+1, K).
+    """
+    E = np.asarray(E, dtype=FLOAT)
+    n, K = E.shape
+    seqs = all_sequences(n, K)
+    scores = score_sequences(seqs, E, T)
+    keep = scores > -np.inf
+    if allowed is not None:
+        keep &= np.asarray(allowed, dtype=bool)[np.arange(n), seqs].all(axis=1)
+    seqs, scores = seqs[keep], scores[keep]
+    order = np.lexsort(tuple(seqs[:, i] for i in range(n)) + (-scores,))[:k]
+    return seqs[order], scores[order]
+
+
+def brute_force_kbest_trees(
+    arc_scores: np.ndarray,
+    k: int,
+    *,
+    single_root: bool = True,
+    projective: bool = True,
+    fixed_heads: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best trees by exhaustive search under arc scores: ``(heads (m, n+1), scores (m,))``, m <= k.
+
+    Order: score descending, ties in lexicographic order of ``heads[1:]``. With ``fixed_heads`` (int (n+1,),
+    -1 = free) only trees giving each fixed word its fixed head are kept.
+    """
+    arc = np.asarray(arc_scores, dtype=FLOAT)
+    trees = all_trees(arc.shape[0] - 1, single_root=single_root, projective=projective)
+    if fixed_heads is not None:
+        fixed = np.asarray(fixed_heads, dtype=INT)
+        trees = trees[((fixed < 0) | (trees == fixed)).all(axis=1)]
+    scores = score_trees(trees, arc)
+    order = np.argsort(-scores, kind="stable")[:k]
+    return trees[order].copy(), scores[order]
