@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_transition import NaiveState, naive_rows
 
+from naive_transition import NaiveState, naive_rows
 from swvp.features import _transition_kernels as K
 from swvp.features.transition import (
     HUANG_SAGAE,

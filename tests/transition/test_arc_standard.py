@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_transition import NaiveState, all_sequences, random_projective_tree
 
+from naive_transition import NaiveState, all_sequences, random_projective_tree
 from swvp.data.paths import data_path, have_data
 from swvp.structures.tree import is_projective as tree_is_projective
 from swvp.structures.tree import is_tree

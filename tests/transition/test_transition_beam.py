@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_transition import all_sequences, naive_beam, naive_phi, naive_sequence_score, random_projective_tree
 
+from naive_transition import all_sequences, naive_beam, naive_phi, naive_sequence_score, random_projective_tree
 from swvp.features import _transition_kernels as FK
 from swvp.features.transition import TransitionData
 from swvp.learn.selectors import select

@@ -16,7 +16,9 @@ Argument groups (tuples, so that kernels stay short):
 * ``ws``: :func:`workspace` (pool rows, prefix scores, stack signatures, scratch).
 
 Step i extends every item of B_{i−1} by every valid action; the features of an item are computed once and
-score all A actions with one contiguous row per template. Candidates are taken best first (score, then parent
+score all A actions with one contiguous row per template. When the feature set reads no arc label (huang-sagae)
+and merging is on, only the best label of each reduce move is a candidate (the others would be merged into it).
+Candidates are taken best first (score, then parent
 index in B_{i−1}, then action id: a fixed order, never dependent on gold) until ``width`` states are kept.
 
 DP merging (``use_dp``): a candidate is dropped when a state already kept in B_i has the same J and, node by
@@ -106,6 +108,25 @@ def score_actions(w, sent, feats, S, k, ctx, vals, rows, acc):
 
 
 @njit(**NJIT)
+def label_blind(attrs):
+    """Whether no node attribute is an arc label (then reduces differing only in their label are equivalent)."""
+    for q in range(attrs.shape[0]):
+        c = attrs[q]
+        if 3 <= c < 15 and (c - 3) % 3 == 2:
+            return False
+    return True
+
+
+@njit(**NJIT)
+def _cand(cs, ci, heap, M, score, j, a):
+    cs[M] = score
+    ci[0, M] = j
+    ci[1, M] = a
+    heap[M] = M
+    return M + 1
+
+
+@njit(**NJIT)
 def _before(cs, a, b):
     return cs[a] > cs[b] or (cs[a] == cs[b] and a < b)
 
@@ -139,6 +160,7 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
     actions, parents, scores, is_gold, sizes, top_score, top_is_gold, gold_score, gold_in_beam = trace
     S, P, G, ctx, vals, rows, acc, cs, ci, heap, beams = ws
     T = 2 * n - 1
+    blind = use_dp != 0 and label_blind(attrs)
     init_state(S, 0, has_gold != 0)
     P[0] = 0.0
     G[0] = np.uint64(0)
@@ -179,13 +201,21 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
                 k = prev[j]
                 score_actions(w, sent, feats, S, k, ctx, vals, rows, acc)
                 pk = P[k]
-                for a in range(A):
-                    if is_valid(S, k, a, n, L):
-                        cs[M] = pk + acc[a]
-                        ci[0, M] = j
-                        ci[1, M] = a
-                        heap[M] = M
-                        M += 1
+                if blind:
+                    # Labelled variants of one reduce are equivalent states: only the best (first) can be kept.
+                    if S[k, F_J] <= n:
+                        M = _cand(cs, ci, heap, M, pk + acc[0], j, 0)
+                    if S[k, F_DEPTH] >= 2:
+                        for base in (1, 1 + L):
+                            b = base
+                            for a in range(base + 1, base + L):
+                                if acc[a] > acc[b]:
+                                    b = a
+                            M = _cand(cs, ci, heap, M, pk + acc[b], j, b)
+                else:
+                    for a in range(A):
+                        if is_valid(S, k, a, n, L):
+                            M = _cand(cs, ci, heap, M, pk + acc[a], j, a)
             for c in range(M // 2 - 1, -1, -1):
                 _down(heap, c, M, cs)
             h = M
