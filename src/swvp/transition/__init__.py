@@ -1,1 +1,2 @@
-"""swvp.transition."""
+"""swvp.transition: the arc-standard system (arc_standard.py), its compiled moves (_kernels.py) and DP beam search
+with a selector-compatible trace (beam.py, _beam_kernels.py)."""
