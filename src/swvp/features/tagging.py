@@ -1,22 +1,10 @@
-"""Feature templates for taggers, as integer ids (DESIGN.md principle 5).
+"""Tagging features as integer ids (DESIGN.md principle 5).
 
-Strings are interned once per word *type* into atoms (word id, lowercase id, affix ids, shape flags, the
-optional extra column such as POS); templates are tuples of atoms over a window, combined into int64 keys
-with numpy, and the keys seen in training are frozen into dense feature ids. Nothing builds a feature string.
-
-Template sets (each conjoined with the current tag y_i; the tag history lives in the transition part):
-- ``ratnaparkhi`` (POS; Ratnaparkhi 1996 / Collins 2002, ALGORITHMS.md §3.1): w_{i-2}, w_{i-1}, w_{i+1},
-  w_{i+2}; w_i for non-rare words; for rare words (train count < ``rare_threshold``, unknown words rare)
-  prefixes and suffixes of length 1–4, has-digit, has-uppercase, has-hyphen.
-- ``pos`` (the default for POS tagging: Ratnaparkhi's set made denser for treebanks of ~200k words): w_i,
-  lowercased w_i, prefixes 1–3 and suffixes 1–4 and the shape of *every* word, digit/upper/hyphen/title
-  flags, lowercased w_{i-2..i+2}, suffix-3 and shape of w_{i±1}, and the word bigrams (w_{i-1}, w_i),
-  (w_i, w_{i+1}) lowercased.
-- ``chunk`` (CoNLL-2000): words w_{i-2..i+2}, POS p_{i-2..i+2}, POS bigrams p_{i-1}p_i, p_ip_{i+1},
-  p_{i-2}p_{i-1}, p_{i+1}p_{i+2}, POS trigrams around i, word bigrams w_{i-1}w_i, w_iw_{i+1}.
-- ``ner`` (CoNLL-2002): lowercased words w_{i-2..i+2}, the word's shape and its neighbours', prefixes and
-  suffixes 1–4, capitalisation, digit and hyphen flags, POS p_{i-1..i+1}, and the chunk set's word bigrams.
-Every set also has a bias feature (the label prior).
+Strings are interned once per word *type* into atoms (word id, lowercase id, affix ids, shape, the optional extra
+column such as POS; flags such as rare or has-digit); the template tables of :mod:`swvp.features.templates` (sets
+``ratnaparkhi``, ``pos``, ``chunk``, ``ner``) turn them into int64 keys in compiled code
+(:mod:`swvp.features._template_kernels`), and the keys seen in training are frozen into dense feature ids,
+numbered by descending training frequency. Nothing builds a feature string.
 """
 
 from __future__ import annotations
@@ -27,22 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from swvp._config import INT
+from swvp.features import _template_kernels as K
 from swvp.features.sequence import SequenceFeatures
+from swvp.features.templates import POS_ATOM, SETS, WORD_ATOMS, WORD_FLAGS, Template
 
-TEMPLATE_SETS = ("ratnaparkhi", "pos", "chunk", "ner")
-_SHIFT = 40  # key = template << 40 | value
-_MASK = (1 << _SHIFT) - 1
-_PAD = 1  # atom id of the padding symbol beyond sentence ends; id 0 is "unknown"
-
-
-def _shape(word: str) -> str:
-    """Collapsed character classes, e.g. 'McDonald-2' → 'AaAa-0'."""
-    out = []
-    for ch in word:
-        c = "A" if ch.isupper() else "a" if ch.islower() else "0" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)[:12]
+TEMPLATE_SETS = tuple(SETS)
 
 
 class TaggingFeatures:
@@ -75,126 +52,34 @@ class TaggingFeatures:
         def per_type(name, values):
             atoms[name] = self._intern(name, values, grow)[inverse]
 
-        per_type("word", tl)
-        per_type("lower", [t.lower() for t in tl])
-        for k in range(1, 5):
-            per_type(f"pre{k}", [t[:k] if len(t) >= k else "" for t in tl])
-            per_type(f"suf{k}", [t[-k:] if len(t) >= k else "" for t in tl])
-        per_type("shape", [_shape(t) for t in tl])
+        for name, fn in WORD_ATOMS.items():
+            per_type(name, [fn(t) for t in tl])
         counts = np.fromiter((self.word_counts.get(t, 0) for t in tl), INT, len(tl))
         atoms["rare"] = (counts < self.rare_threshold)[inverse]
-        atoms["digit"] = np.fromiter((any(c.isdigit() for c in t) for t in tl), bool, len(tl))[inverse]
-        atoms["upper"] = np.fromiter((any(c.isupper() for c in t) for t in tl), bool, len(tl))[inverse]
-        atoms["hyphen"] = np.fromiter(("-" in t for t in tl), bool, len(tl))[inverse]
-        atoms["title"] = np.fromiter((t[:1].isupper() for t in tl), bool, len(tl))[inverse]
+        atoms["frequent"] = ~atoms["rare"]
+        for name, fn in WORD_FLAGS.items():
+            atoms[name] = np.fromiter((fn(t) for t in tl), bool, len(tl))[inverse]
         if extra is not None:
-            atoms["pos"] = self._intern("pos", extra, grow)
+            atoms[POS_ATOM] = self._intern(POS_ATOM, extra, grow)
         return atoms
 
     # -- templates ------------------------------------------------------------------------------------------
     def _keys(self, atoms: dict[str, np.ndarray], offsets: np.ndarray) -> np.ndarray:
-        """(n_tokens, n_templates) int64 keys; -1 where a template does not fire."""
+        """(n_tokens, n_templates) int64 keys ``template << 40 | value``; -1 where a template does not fire."""
+        active = SETS[self.templates].active(POS_ATOM in atoms)
+        names = sorted({a for tp in active for a, _ in tp.reads})
+        col = {a: j for j, a in enumerate(names)}
         n = int(offsets[-1])
-        sent = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-        pos_in = np.arange(n) - offsets[sent]
-        length = np.diff(offsets)[sent]
-
-        def shift(a, d):
-            """Atom of the token at offset d within the sentence (PAD beyond the ends)."""
-            out = np.full(n, _PAD, INT)
-            ok = (pos_in + d >= 0) & (pos_in + d < length)
-            out[ok] = a[np.flatnonzero(ok) + d]
-            return out
-
-        cols: list[np.ndarray] = []
-
-        def add(value, fire=None):
-            v = np.asarray(value, INT) & _MASK
-            if fire is not None:
-                v = np.where(fire, v, -1)
-            cols.append(v)
-
-        def pair(a, b):
-            return a * (1 << 20) + b
-
-        def triple(a, b, c):
-            """A 64-bit mix of three atom ids (then masked to 40 bits): distinct triples rarely collide."""
-            with np.errstate(over="ignore"):
-                h = (a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ b.astype(np.uint64)
-                h = (h * np.uint64(0xBF58476D1CE4E5B9)) ^ c.astype(np.uint64)
-                h = h * np.uint64(0x94D049BB133111EB)
-            return (h >> np.uint64(24)).astype(INT)
-
-        t = self.templates
-        add(np.zeros(n, INT))  # bias
-        if t == "ratnaparkhi":
-            w = atoms["word"]
-            rare = atoms["rare"]
-            add(w, ~rare)
-            for d in (-2, -1, 1, 2):
-                add(shift(w, d))
-            for k in range(1, 5):
-                add(atoms[f"pre{k}"], rare)
-                add(atoms[f"suf{k}"], rare)
-            add(np.ones(n, INT), rare & atoms["digit"])
-            add(np.ones(n, INT), rare & atoms["upper"])
-            add(np.ones(n, INT), rare & atoms["hyphen"])
-        elif t == "pos":
-            w, lw, shp = atoms["word"], atoms["lower"], atoms["shape"]
-            add(w)
-            add(lw)
-            add(shp)
-            for k in range(1, 5):
-                add(atoms[f"suf{k}"])
-            for k in range(1, 4):
-                add(atoms[f"pre{k}"])
-            for flag in ("digit", "upper", "hyphen", "title"):
-                add(np.ones(n, INT), atoms[flag])
-            for d in (-2, -1, 1, 2):
-                add(shift(lw, d))
-            for d in (-1, 1):
-                add(shift(atoms["suf3"], d))
-                add(shift(shp, d))
-            add(pair(shift(lw, -1), lw))
-            add(pair(lw, shift(lw, 1)))
-        elif t == "chunk":
-            w, p = atoms["word"], atoms.get("pos")
-            if p is None:
-                raise ValueError("the 'chunk' templates need a POS column")
-            for d in (-2, -1, 0, 1, 2):
-                add(shift(w, d))
-                add(shift(p, d))
-            add(pair(shift(p, -1), p))
-            add(pair(p, shift(p, 1)))
-            add(pair(shift(p, -2), shift(p, -1)))
-            add(pair(shift(p, 1), shift(p, 2)))
-            add(triple(shift(p, -1), p, shift(p, 1)))
-            add(triple(shift(p, -2), shift(p, -1), p))
-            add(triple(p, shift(p, 1), shift(p, 2)))
-            add(pair(shift(w, -1), w))
-            add(pair(w, shift(w, 1)))
-        else:  # ner
-            lw, shp = atoms["lower"], atoms["shape"]
-            for d in (-2, -1, 0, 1, 2):
-                add(shift(lw, d))
-            for d in (-1, 0, 1):
-                add(shift(shp, d))
-            for k in range(1, 5):
-                add(atoms[f"pre{k}"])
-                add(atoms[f"suf{k}"])
-            add(np.ones(n, INT), atoms["title"])
-            add(np.ones(n, INT), atoms["upper"])
-            add(np.ones(n, INT), atoms["digit"])
-            add(np.ones(n, INT), atoms["hyphen"])
-            add(pair(shift(lw, -1), lw))
-            add(pair(lw, shift(lw, 1)))
-            p = atoms.get("pos")
-            if p is not None:
-                for d in (-1, 0, 1):
-                    add(shift(p, d))
-        keys = np.stack(cols, axis=1)
-        tmpl = np.arange(keys.shape[1], dtype=INT) << _SHIFT
-        return np.where(keys >= 0, keys | tmpl, -1)
+        stacked = np.empty((n, len(names)), INT)
+        for a, j in col.items():
+            stacked[:, j] = atoms[a]
+        flag_names = sorted({f for tp in active for f in tp.when})
+        fcol = {f: j for j, f in enumerate(flag_names)}
+        flags = np.empty((n, len(flag_names)), np.bool_)
+        for f, j in fcol.items():
+            flags[:, j] = atoms[f]
+        read_col, read_off, n_reads, conds, const = _compile(active, col, fcol)
+        return K.template_keys(stacked, flags, offsets, read_col, read_off, n_reads, conds, const)
 
     # -- public ---------------------------------------------------------------------------------------------
     @property
@@ -234,12 +119,7 @@ class TaggingFeatures:
 
     def _csr(self, keys: np.ndarray, offsets: np.ndarray) -> SequenceFeatures:
         n = keys.shape[0]
-        ids = np.searchsorted(self.keys_, keys)
-        ids_c = np.minimum(ids, max(self.n_feats - 1, 0))
-        found = (keys >= 0) & (self.keys_[ids_c] == keys) if self.n_feats else np.zeros_like(keys, bool)
-        fptr = np.zeros(n + 1, INT)
-        np.cumsum(found.sum(axis=1), out=fptr[1:])
-        fids = np.ascontiguousarray(self.key_ids_[ids_c[found]], dtype=INT)
+        fptr, fids = K.keys_to_csr(keys, *K.key_table(self.keys_, self.key_ids_))
         # one transition feature per token (bias): the tag history (y_{i-1}, or y_{i-2} y_{i-1} at order 2)
         tptr = np.arange(n + 1, dtype=INT)
         tids = np.zeros(n, INT)
@@ -270,6 +150,24 @@ class TaggingFeatures:
             raise ValueError("feature_keys holds a key twice")
         obj.keys_, obj.key_ids_ = sorted_keys, order.astype(INT)
         return obj
+
+
+def _compile(active: tuple[Template, ...], col: dict[str, int], fcol: dict[str, int]):
+    """The template table as the kernel's arrays (see :func:`swvp.features._template_kernels.template_keys`)."""
+    T = len(active)
+    read_col = np.zeros((T, 3), INT)
+    read_off = np.zeros((T, 3), INT)
+    n_reads = np.zeros(T, INT)
+    conds = np.full((T, max([len(tp.when) for tp in active] + [1])), -1, INT)
+    const = np.zeros(T, INT)
+    for i, tp in enumerate(active):
+        n_reads[i] = len(tp.reads)
+        for r, (atom, d) in enumerate(tp.reads):
+            read_col[i, r], read_off[i, r] = col[atom], d
+        for c, f in enumerate(tp.when):
+            conds[i, c] = fcol[f]
+        const[i] = tp.const
+    return read_col, read_off, n_reads, conds, const
 
 
 def _offsets(sentences) -> np.ndarray:
