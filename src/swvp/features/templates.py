@@ -191,83 +191,90 @@ SETS: dict[str, TemplateSet] = {ts.name: ts for ts in (
 )}
 
 
+class _Memo(dict):
+    """A per-word-type cache: ``memo[w]`` computes ``fn(w)`` once."""
+
+    def __init__(self, fn: Callable[[str], object]):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, w):
+        v = self[w] = self.fn(w)
+        return v
+
+
 class AttributeStrings:
     """Per token, the attribute strings of one template set: ``name=v1|v2`` (a template with no atom: ``name``).
 
     Two tokens share a string iff they share the swvp feature of that template (up to collisions of the 40-bit
     keys), so these are both CRFsuite's input in the benchmarks and the plain reference of the integer keys.
-    Strings of templates that depend on the word alone are cached per word type, as a careful CRFsuite user would.
+    Strings of templates that depend on the word alone are cached per word type, as a careful CRFsuite user would;
+    the others are written by one comprehension per sentence generated from the table (:meth:`_compile`), as
+    fast as a hand-written feature function.
     """
 
     def __init__(self, templates: str | TemplateSet, word_counts: dict[str, int], rare_threshold: int = 5):
         self.set = SETS[templates] if isinstance(templates, str) else templates
         self.counts = word_counts
         self.thr = rare_threshold
-        self._per_type = [tp for tp in self.set.templates if tp.per_type]  # none of them reads POS
-        self._own: dict[str, list[str]] = {}
-        self._atoms: dict[str, tuple[str, ...]] = {}
+        self._atoms = {a: _Memo(fn) for a, fn in WORD_ATOMS.items()}
+        self._scope = {"PAD": PAD, "counts": word_counts, "thr": rare_threshold, "atoms": self._atoms,
+                       **{f"AT_{a}": fn for a, fn in WORD_ATOMS.items()},
+                       **{f"FL_{f}": fn for f, fn in WORD_FLAGS.items()}}
+        per_type = [tp for tp in self.set.templates if tp.per_type]  # none of them reads POS
+        body = ", ".join(self._expr(tp, {r: f"AT_{r[0]}(w)" for r in tp.reads}, "w") for tp in per_type)
+        self._own = _Memo(self._exec(f"def own_strings(w):\n    return [{body}]", "own_strings"))
+        self._scope["own"] = self._own
+        self._builders: dict[bool, Callable] = {}
 
-    def flags(self, w: str) -> dict[str, bool]:
-        rare = self.counts.get(w, 0) < self.thr
-        return {"rare": rare, "frequent": not rare, **{f: fn(w) for f, fn in WORD_FLAGS.items()}}
+    def _exec(self, source: str, name: str) -> Callable:
+        exec(source, self._scope)  # noqa: S102 - source generated from the template table only
+        return self._scope[name]
 
-    def _value(self, tp: Template, vals: Sequence[str]) -> str:
-        return f"{tp.name}={'|'.join(vals)}" if tp.reads else tp.name
+    @staticmethod
+    def _expr(tp: Template, value: dict[tuple[str, int], str], word: str) -> str:
+        """Source of the list element(s) template ``tp`` adds for ``word``; ``value[(atom, offset)]``: the source
+        of that read."""
+        vals = "|".join("{" + value[r] + "}" for r in tp.reads)
+        e = "f" + repr(f"{tp.name}={vals}") if tp.reads else repr(tp.name)
+        if not tp.when:
+            return e
+        cond = " and ".join(f"counts.get({word}, 0) < thr" if f == "rare" else f"counts.get({word}, 0) >= thr"
+                            if f == "frequent" else f"FL_{f}({word})" for f in tp.when)
+        return f"*(({e},) if {cond} else ())"
 
     def own(self, w: str) -> list[str]:
-        """The strings of the per-type templates for word ``w`` (cached)."""
-        out = self._own.get(w)
-        if out is None:
-            fl = self.flags(w)
-            out = [self._value(tp, [WORD_ATOMS[a](w) for a, _ in tp.reads]) for tp in self._per_type
-                   if all(fl[f] for f in tp.when)]
-            self._own[w] = out
-        return out
+        """The strings of the templates that depend on the word type alone, for word ``w`` (cached)."""
+        return self._own[w]
+
+    def _compile(self, has_pos: bool) -> Callable:
+        """``build(words, pos) -> items``, generated from the table: one list per token, ``[<the context
+        templates' strings>, *own(word)]``, over atom lists padded with two PADs."""
+        ctx = [tp for tp in self.set.active(has_pos) if not tp.per_type]
+        atoms = sorted({a for tp in ctx for a, _ in tp.reads})
+        var = {a: f"A{i}" for i, a in enumerate(atoms)}
+        lines = ["def build(words, pos):"]
+        for a in atoms:
+            src = "pos" if a == POS_ATOM else "words" if a == "word" else f"[atoms[{a!r}][w] for w in words]"
+            lines.append(f"    {var[a]} = [PAD, PAD, *{src}, PAD, PAD]")
+        exprs = [self._expr(tp, {(a, d): f"{var[a]}[j {'+' if d >= 0 else '-'} {abs(d)}]" for a, d in tp.reads},
+                            "words[j - 2]") for tp in ctx]
+        lines.append(f"    return [[{', '.join([*exprs, '*own[words[j - 2]]'])}] for j in range(2, len(words) + 2)]")
+        return self._exec("\n".join(lines), "build")
 
     def sentence(self, words: Sequence[str], pos: Sequence[str] | None = None) -> list[list[str]]:
         """One list of attribute strings per token: the context templates, then the per-type ones (table order)."""
-        active = self.set.active(pos is not None)
-        ctx = [tp for tp in active if not tp.per_type]
-        n = len(words)
-        pad = [PAD, PAD]
-        cols: dict[str, list[str]] = {}
-        columns = []
-        for tp in ctx:
-            seqs = []
-            for atom, d in tp.reads:
-                col = cols.get(atom)
-                if col is None:
-                    vals = list(pos) if atom == POS_ATOM else [self._type_atom(w, atom) for w in words]
-                    col = cols[atom] = pad + vals + pad
-                seqs.append(col[2 + d:2 + d + n])
-            prefix = tp.name + "="
-            if len(seqs) == 1:
-                column = [prefix + a for a in seqs[0]]
-            else:
-                column = [prefix + "|".join(v) for v in zip(*seqs, strict=True)]
-            if tp.when:
-                column = [s if all(self.flags(w)[f] for f in tp.when) else None for s, w in zip(column, words,
-                                                                                                 strict=True)]
-            columns.append(column)
-        if not columns:
-            return [list(self.own(w)) for w in words]
-        rows = [[s for s in row if s is not None] for row in zip(*columns, strict=True)] if any(
-            tp.when for tp in ctx) else [list(row) for row in zip(*columns, strict=True)]
-        for row, w in zip(rows, words, strict=True):
-            row.extend(self.own(w))
-        return rows
-
-    def _type_atom(self, w: str, atom: str) -> str:
-        vals = self._atoms.get(w)
-        if vals is None:
-            vals = self._atoms[w] = tuple(fn(w) for fn in WORD_ATOMS.values())
-        return vals[_ATOM_INDEX[atom]]
+        return self.corpus([words], None if pos is None else [pos])[0]
 
     def corpus(self, sentences: Sequence[Sequence[str]], pos: Sequence[Sequence[str]] | None = None
                ) -> list[list[list[str]]]:
-        if pos is None:
-            return [self.sentence(s) for s in sentences]
-        return [self.sentence(s, p) for s, p in zip(sentences, pos, strict=True)]
-
-
-_ATOM_INDEX = {a: i for i, a in enumerate(WORD_ATOMS)}
+        """:meth:`sentence` of every sentence."""
+        has_pos = pos is not None
+        build = self._builders.get(has_pos)
+        if build is None:
+            build = self._builders[has_pos] = self._compile(has_pos)
+        if not has_pos:
+            return [build(s, None) for s in sentences]
+        if len(pos) != len(sentences) or any(len(p) != len(s) for s, p in zip(sentences, pos, strict=True)):
+            raise ValueError("pos must have one tag per word")
+        return [build(s, p) for s, p in zip(sentences, pos, strict=True)]
