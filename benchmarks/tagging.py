@@ -8,10 +8,10 @@ Tasks (issue 3, "Benchmarks" and "Targets"):
 
 - ``ewt``: UD English-EWT UPOS. swvp (averaged CSP, and the best SWVP variant of A-WM / B-WM with β ∈ {0.5, 1, 2}
   chosen on dev) against python-crfsuite's averaged perceptron (``ap``, 10 iterations) fed *the same templates*
-  (attribute strings generated here from the template definitions of ``swvp.features.tagging``; the number of
-  distinct attributes per template is checked against swvp's feature ids), and NLTK's ``PerceptronTagger`` trained
-  from scratch on the same split with its default 5 iterations (its own templates, tag dictionary and
-  normalisation). A swvp-only training run in a subprocess measures peak resident memory.
+  (attribute strings generated from the template tables of ``swvp.features.templates`` by its
+  ``AttributeStrings``; the number of distinct attributes per template is checked against swvp's feature ids), and
+  NLTK's ``PerceptronTagger`` trained from scratch on the same split with its default 5 iterations (its own
+  templates, tag dictionary and normalisation). A swvp-only training run in a subprocess measures peak resident memory.
 - ``conll2000``: CoNLL-2000 chunking, ``features="chunk"``, span F1 (seqeval); CRFsuite ``ap`` and ``lbfgs`` with
   the same templates. There is no dev split: the SWVP variant is chosen on the last 1,000 training sentences with
   models trained on the rest; every reported model is trained on the whole training file.
@@ -33,53 +33,37 @@ warm-up time and a fresh-process end-to-end run are reported separately. swvp CS
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import random
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
+import _harness as H
 import numpy as np
-from _machine import cpu_name, memory_gb, package_version
+from _harness import load, log, since, stamp
 
 from swvp.data.corpus import TaggedCorpus, load_tagged
 from swvp.data.paths import data_path
 from swvp.features.tagging import TaggingFeatures
+from swvp.features.templates import SETS, AttributeStrings
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.tasks.tagger import SequenceTagger
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_OUT = HERE / "results" / "tagging.json"
 EPOCHS = 10
 BETAS = (0.5, 1.0, 2.0)
 MODES = (("A-WM", "aggressive"), ("B-WM", "balanced"))
 TAG_REPEATS = 3
 #: EWT template set: "pos" (swvp's default for POS tagging) or "ratnaparkhi" (``--ewt-templates``)
 EWT_TEMPLATES = "pos"
-PAD = "<pad>"  # the padding atom beyond sentence ends (swvp interns the same string as its PAD id)
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------------------------------
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 def sliced(c: TaggedCorpus, n: int | None, start: int = 0) -> TaggedCorpus:
     if n is None and start == 0:
         return c
@@ -96,157 +80,15 @@ def scores(gold: list[list[str]], pred: list[list[str]]) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# CRFsuite attribute strings that mirror swvp.features.tagging's templates exactly (one string per feature id)
+# CRFsuite attribute strings of swvp's templates (swvp.features.templates.AttributeStrings: one string per feature id)
 # ----------------------------------------------------------------------------------------------------------------
-def _shape(word: str) -> str:
-    out: list[str] = []
-    for ch in word:
-        c = "A" if ch.isupper() else "a" if ch.islower() else "0" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)[:12]
-
-
-def _affixes(t: str) -> list[str]:
-    out = []
-    for k in range(1, 5):
-        out.append(f"pre{k}=" + (t[:k] if len(t) >= k else ""))
-        out.append(f"suf{k}=" + (t[-k:] if len(t) >= k else ""))
-    return out
-
-
-# template names in swvp's column order (the template id is the position in the list)
-TEMPLATE_NAMES = {
-    "ratnaparkhi": ["b", "w", "w-2", "w-1", "w+1", "w+2"]
-                   + [f"{a}{k}" for k in range(1, 5) for a in ("pre", "suf")] + ["digit", "upper", "hyphen"],
-    "pos": ["b", "w", "l", "s", "suf1", "suf2", "suf3", "suf4", "pre1", "pre2", "pre3", "digit", "upper", "hyphen",
-            "title", "l-2", "l-1", "l+1", "l+2", "suf3-1", "s-1", "suf3+1", "s+1", "l-1|l", "l|l+1"],
-    "chunk": ["b"] + [f"{a}{d:+d}" if d else a for d in (-2, -1, 0, 1, 2) for a in ("w", "p")]
-             + ["p-1|p", "p|p+1", "p-2|p-1", "p+1|p+2", "p-1|p|p+1", "p-2|p-1|p", "p|p+1|p+2", "w-1|w", "w|w+1"],
-    "ner": ["b"] + [f"l{d:+d}" if d else "l" for d in (-2, -1, 0, 1, 2)] + ["s-1", "s", "s+1"]
-           + [f"{a}{k}" for k in range(1, 5) for a in ("pre", "suf")] + ["title", "upper", "digit", "hyphen"]
-           + ["l-1|l", "l|l+1", "p-1", "p", "p+1"],
-}
-
-
-class MirrorAttributes:
-    """Builds, per token, the CRFsuite attribute strings of one swvp template set.
-
-    ``truncated_trigrams``: swvp's ``triple()`` combines three atoms as ``(a·2^20 + b)·2^20 + c`` and then masks the
-    key to 40 bits, which drops ``a`` — its POS-trigram templates currently behave as bigrams. With this flag the
-    mirror reproduces that behaviour (chosen automatically by :func:`choose_mirror` so the feature sets stay equal).
-    """
-
-    def __init__(self, templates: str, word_counts: dict[str, int], rare_threshold: int = 5,
-                 truncated_trigrams: bool = False):
-        self.templates = templates
-        self.counts = word_counts
-        self.thr = rare_threshold
-        self.truncated = truncated_trigrams
-        self._cache: dict[str, list[str]] = {}
-
-    def _tri(self, name: str, a: str, b: str, c: str) -> str:
-        return f"{name}={b}|{c}" if self.truncated else f"{name}={a}|{b}|{c}"
-
-    def _own(self, w: str) -> list[str]:
-        """Attributes that depend on the word alone (cached per type, as a careful CRFsuite user would)."""
-        out = self._cache.get(w)
-        if out is not None:
-            return out
-        t = self.templates
-        if t == "ratnaparkhi":
-            if self.counts.get(w, 0) < self.thr:
-                out = _affixes(w)
-                if any(c.isdigit() for c in w):
-                    out.append("digit")
-                if any(c.isupper() for c in w):
-                    out.append("upper")
-                if "-" in w:
-                    out.append("hyphen")
-            else:
-                out = ["w=" + w]
-        elif t == "pos":
-            out = ["w=" + w, "l=" + w.lower(), "s=" + _shape(w)]
-            out += [f"suf{k}=" + (w[-k:] if len(w) >= k else "") for k in range(1, 5)]
-            out += [f"pre{k}=" + (w[:k] if len(w) >= k else "") for k in range(1, 4)]
-            if any(c.isdigit() for c in w):
-                out.append("digit")
-            if any(c.isupper() for c in w):
-                out.append("upper")
-            if "-" in w:
-                out.append("hyphen")
-            if w[:1].isupper():
-                out.append("title")
-        elif t == "ner":
-            out = _affixes(w)
-            if w[:1].isupper():
-                out.append("title")
-            if any(c.isupper() for c in w):
-                out.append("upper")
-            if any(c.isdigit() for c in w):
-                out.append("digit")
-            if "-" in w:
-                out.append("hyphen")
-        else:
-            out = []
-        self._cache[w] = out
-        return out
-
-    def sentence(self, words: list[str], pos: list[str] | None = None) -> list[list[str]]:
-        n = len(words)
-        W = [PAD, PAD] + words + [PAD, PAD]
-        t = self.templates
-        items = []
-        if t == "ratnaparkhi":
-            for i in range(n):
-                j = i + 2
-                items.append(["b", "w-2=" + W[j - 2], "w-1=" + W[j - 1], "w+1=" + W[j + 1], "w+2=" + W[j + 2]]
-                             + self._own(W[j]))
-        elif t == "pos":
-            L = [PAD, PAD] + [w.lower() for w in words] + [PAD, PAD]
-            S3 = [PAD] + [w[-3:] if len(w) >= 3 else "" for w in words] + [PAD]
-            S = [PAD] + [_shape(w) for w in words] + [PAD]
-            for i in range(n):
-                j = i + 2
-                items.append(["b", "l-2=" + L[j - 2], "l-1=" + L[j - 1], "l+1=" + L[j + 1], "l+2=" + L[j + 2],
-                              "suf3-1=" + S3[i], "s-1=" + S[i], "suf3+1=" + S3[i + 2], "s+1=" + S[i + 2],
-                              f"l-1|l={L[j - 1]}|{L[j]}", f"l|l+1={L[j]}|{L[j + 1]}"] + self._own(W[j]))
-        elif t == "chunk":
-            if pos is None:
-                raise ValueError("the 'chunk' templates need a POS column")
-            P = [PAD, PAD] + pos + [PAD, PAD]
-            for i in range(n):
-                j = i + 2
-                w2, w1, w0, w_1, w_2 = W[j - 2], W[j - 1], W[j], W[j + 1], W[j + 2]
-                p2, p1, p0, p_1, p_2 = P[j - 2], P[j - 1], P[j], P[j + 1], P[j + 2]
-                items.append([
-                    "b", "w-2=" + w2, "p-2=" + p2, "w-1=" + w1, "p-1=" + p1, "w=" + w0, "p=" + p0,
-                    "w+1=" + w_1, "p+1=" + p_1, "w+2=" + w_2, "p+2=" + p_2,
-                    f"p-1|p={p1}|{p0}", f"p|p+1={p0}|{p_1}", f"p-2|p-1={p2}|{p1}", f"p+1|p+2={p_1}|{p_2}",
-                    self._tri("p-1|p|p+1", p1, p0, p_1), self._tri("p-2|p-1|p", p2, p1, p0),
-                    self._tri("p|p+1|p+2", p0, p_1, p_2), f"w-1|w={w1}|{w0}", f"w|w+1={w0}|{w_1}"])
-        else:  # ner
-            L = [PAD, PAD] + [w.lower() for w in words] + [PAD, PAD]
-            S = [PAD] + [_shape(w) for w in words] + [PAD]
-            P = None if pos is None else [PAD] + pos + [PAD]
-            for i in range(n):
-                j = i + 2
-                a = ["b", "l-2=" + L[j - 2], "l-1=" + L[j - 1], "l=" + L[j], "l+1=" + L[j + 1], "l+2=" + L[j + 2],
-                     "s-1=" + S[i], "s=" + S[i + 1], "s+1=" + S[i + 2],
-                     f"l-1|l={L[j - 1]}|{L[j]}", f"l|l+1={L[j]}|{L[j + 1]}"] + self._own(W[j])
-                if P is not None:
-                    a += ["p-1=" + P[i], "p=" + P[i + 1], "p+1=" + P[i + 2]]
-                items.append(a)
-        return items
-
-    def corpus(self, sentences: list[list[str]], pos: list[list[str]] | None) -> list[list[list[str]]]:
-        if pos is None:
-            return [self.sentence(s) for s in sentences]
-        return [self.sentence(s, p) for s, p in zip(sentences, pos, strict=True)]
+def attribute_strings(templates: str, train: TaggedCorpus) -> AttributeStrings:
+    """CRFsuite's input: swvp's templates as strings, rare words judged by the training counts as swvp does."""
+    return AttributeStrings(templates, dict(Counter(w for s in train.sentences for w in s)))
 
 
 def per_template_counts_swvp(extractor: TaggingFeatures) -> dict[str, int]:
-    names = TEMPLATE_NAMES[extractor.templates]
+    names = [tp.name for tp in SETS[extractor.templates].templates]
     counts = np.bincount((extractor.keys_ >> 40).astype(np.int64), minlength=len(names))
     return {names[i]: int(c) for i, c in enumerate(counts) if i < len(names)}
 
@@ -256,29 +98,13 @@ def per_template_counts_mirror(attrs: list[list[list[str]]]) -> dict[str, int]:
     return dict(Counter(a.split("=", 1)[0] for a in distinct))
 
 
-def feature_check(extractor: TaggingFeatures, attrs) -> dict:
+def feature_check(extractor: TaggingFeatures, attrs, has_pos: bool) -> dict:
     sw = per_template_counts_swvp(extractor)
     mi = per_template_counts_mirror(attrs)
-    names = TEMPLATE_NAMES[extractor.templates]
-    if extractor.templates == "ner" and "p" not in mi:
-        names = names[:-3]
+    names = [tp.name for tp in SETS[extractor.templates].active(has_pos)]
     diff = {k: [sw.get(k, 0), mi.get(k, 0)] for k in names if sw.get(k, 0) != mi.get(k, 0)}
     return {"swvp_features": extractor.n_feats, "crfsuite_attributes": sum(mi.values()), "match": not diff,
             "mismatched_templates": diff}
-
-
-def choose_mirror(templates: str, train: TaggedCorpus, rare_threshold: int = 5) -> bool:
-    """Whether swvp's trigram keys are truncated (see :class:`MirrorAttributes`), decided on a 2,000-sentence slice."""
-    if templates != "chunk":
-        return False
-    part = sliced(train, 2000)
-    ex = TaggingFeatures(templates, rare_threshold)
-    ex.fit_transform(part.sentences, part.pos)
-    for truncated in (False, True):
-        m = MirrorAttributes(templates, ex.word_counts, rare_threshold, truncated)
-        if feature_check(ex, m.corpus(part.sentences, part.pos))["match"]:
-            return truncated
-    return False
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -316,25 +142,8 @@ def tutorial_corpus(sentences, pos) -> list[list[dict]]:
 # systems — every phase is timed twice: CPU seconds of this process (time.process_time; CRFsuite's own per-iteration
 # figures are CPU seconds, from clock()) and wall seconds. Ratios use CPU time: the machine is shared.
 # ----------------------------------------------------------------------------------------------------------------
-def stamp() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
-
-
-def since(t0: tuple[float, float], t1: tuple[float, float] | None = None) -> tuple[float, float]:
-    t1 = stamp() if t1 is None else t1
-    return t1[0] - t0[0], t1[1] - t0[1]
-
-
-def best_of(fn: Callable[[], object], repeats: int = TAG_REPEATS) -> tuple[tuple[float, float], object]:
-    """Run ``fn`` ``repeats`` times; the (wall, cpu) of the fastest run (by CPU time) and its result."""
-    best, result = (float("inf"), float("inf")), None
-    for _ in range(repeats):
-        t0 = stamp()
-        result = fn()
-        t = since(t0)
-        if t[1] < best[1]:
-            best = t
-    return best, result
+def best_of(fn: Callable[[], object]) -> tuple[tuple[float, float], object]:
+    return H.best_of(fn, TAG_REPEATS)
 
 
 def put(res: dict, phase: str, t: tuple[float | None, float], tokens: int | None = None) -> None:
@@ -586,10 +395,10 @@ def task_ewt(quick: bool, repeats: int = 1) -> dict:
            "read_train_s": {"wall": read_t[0], "cpu": read_t[1]},
            "selection": "SWVP variant chosen on dev accuracy",
            "load_before": load()}
-    mirror = MirrorAttributes(EWT_TEMPLATES, dict(Counter(w for s in train.sentences for w in s)))
+    mirror = attribute_strings(EWT_TEMPLATES, train)
     ex = TaggingFeatures(EWT_TEMPLATES)
     ex.fit_transform(train.sentences)
-    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, None))
+    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, None), False)
     log(f"EWT feature check: {res['feature_check']}")
     peers = {}
     log("EWT: CRFsuite ap")
@@ -617,13 +426,10 @@ def task_conll2000(quick: bool, repeats: int = 1) -> dict:
            "read_train_s": {"wall": read_t[0], "cpu": read_t[1]},
            "selection": f"SWVP β chosen on the last {hold} training sentences (models trained on the rest)",
            "load_before": load()}
-    truncated = choose_mirror("chunk", train)
-    mirror = MirrorAttributes("chunk", dict(Counter(w for s in train.sentences for w in s)),
-                              truncated_trigrams=truncated)
+    mirror = attribute_strings("chunk", train)
     ex = TaggingFeatures("chunk")
     ex.fit_transform(train.sentences, train.pos)
-    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, train.pos))
-    res["feature_check"]["truncated_trigrams"] = truncated
+    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, train.pos), True)
     log(f"CoNLL-2000 feature check: {res['feature_check']}")
     peers = {}
     log("CoNLL-2000: CRFsuite ap")
@@ -651,10 +457,10 @@ def task_conll2002(quick: bool, repeats: int = 1) -> dict:
            "read_train_s": {"wall": read_t[0], "cpu": read_t[1]},
            "selection": "SWVP variant chosen on testa span F1",
            "load_before": load()}
-    mirror = MirrorAttributes("ner", dict(Counter(w for s in train.sentences for w in s)))
+    mirror = attribute_strings("ner", train)
     ex = TaggingFeatures("ner")
     ex.fit_transform(train.sentences, train.pos)
-    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, train.pos))
+    res["feature_check"] = feature_check(ex, mirror.corpus(train.sentences, train.pos), train.pos is not None)
     log(f"CoNLL-2002 feature check: {res['feature_check']}")
     lbfgs = {"c1": 0.1, "c2": 0.1, "max_iterations": 100, "feature.possible_transitions": True}
     peers = {}
@@ -705,15 +511,8 @@ def _update_from_label(label: str):
 
 
 def memory_child_main(label: str, quick: bool) -> None:
-    def rss_mb(field: str) -> float:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field):
-                    return int(line.split()[1]) / 1024
-        return float("nan")
-
     t0 = stamp()
-    baseline = rss_mb("VmRSS:")
+    baseline = H.proc_mb("VmRSS:")
     train, _ = read("ud/en_ewt/train.conllu.xz", "conllu")
     test, _ = read("ud/en_ewt/test.conllu.xz", "conllu")
     train, _, test = quick_slices(quick, train, None, test)
@@ -722,18 +521,14 @@ def memory_child_main(label: str, quick: bool) -> None:
     fit = since(t1)
     acc = token_accuracy(test.labels, tagger.predict(test))
     e2e = since(t0, t1)
-    out = {"system": label, "rss_after_imports_mb": baseline, "peak_rss_mb": rss_mb("VmHWM:"),
-           "ru_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-           "fresh_process_e2e_wall_s": e2e[0] + fit[0], "fresh_process_e2e_cpu_s": e2e[1] + fit[1],
-           "test_accuracy": acc}
-    print(json.dumps(out))
+    H.child_result({"system": label, "rss_after_imports_mb": baseline, "peak_rss_mb": H.proc_mb("VmHWM:"),
+                    "ru_maxrss_mb": H.ru_maxrss_mb(),
+                    "fresh_process_e2e_wall_s": e2e[0] + fit[0], "fresh_process_e2e_cpu_s": e2e[1] + fit[1],
+                    "test_accuracy": acc})
 
 
 def memory_child(label: str, quick: bool) -> dict:
-    cmd = [sys.executable, __file__, "--memory-child", label, "--ewt-templates", EWT_TEMPLATES]
-    cmd += ["--quick"] if quick else []
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return H.run_child(__file__, ["--memory-child", label, "--ewt-templates", EWT_TEMPLATES] + ["--quick"] * quick)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -742,36 +537,31 @@ def memory_child(label: str, quick: bool) -> dict:
 def warm_up() -> float:
     """Load (or compile) swvp's numba kernels once, on a toy corpus, so the timed runs measure steady state."""
     toy = TaggedCorpus([["a", "b", "c"], ["b", "a"]], [["X", "Y", "X"], ["Y", "X"]], [["P", "Q", "P"], ["Q", "P"]])
-    t0 = stamp()
-    for upd in (Full(), WeightedViolations(mode="aggressive"), WeightedViolations(mode="balanced")):
-        SequenceTagger(features="chunk", learner=Perceptron(update=upd, epochs=2)).fit(toy).predict(toy)
-    return since(t0)[0]
+
+    def fit_and_tag():
+        for upd in (Full(), WeightedViolations(mode="aggressive"), WeightedViolations(mode="balanced")):
+            SequenceTagger(features="chunk", learner=Perceptron(update=upd, epochs=2)).fit(toy).predict(toy)
+
+    return H.warm_up(fit_and_tag)
 
 
 def meta(warm_s: float, quick: bool) -> dict:
-    ver, cpu, mem_gb = package_version, cpu_name(), memory_gb()
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"platform": platform.platform(), "cpu": cpu, "cpus": os.cpu_count(),
-                        "memory_gb": None if mem_gb is None else round(mem_gb, 1)},
-            "versions": {"python": platform.python_version(), "numpy": np.__version__, "numba": ver("numba"),
-                         "python-crfsuite": ver("python-crfsuite"), "nltk": ver("nltk"),
-                         "seqeval": ver("seqeval"), "swvp": ver("swvp")},
-            "load_start": load(), "quick": quick, "epochs": EPOCHS, "jit_warmup_wall_s": warm_s,
-            "repeated": "swvp CSP, the best SWVP variant and CRFsuite ap (same templates) are trained `repeats` "
-                        "times, interleaved; their times are the fastest repeat of each phase. NLTK and CRFsuite "
-                        "lbfgs run once.",
-            "notes": ["every phase is timed as CPU seconds of this process ('cpu') and as wall seconds ('wall'); "
-                      "the table and the targets use CPU time because the machine is shared and CRFsuite reports "
-                      "its per-iteration time as CPU time (clock())",
-                      "ratios: peer/swvp for times and swvp/peer for tagging speed (> 1: swvp faster); "
-                      "delta = swvp − peer in points",
-                      "swvp: 10 epochs, final averaged weights (no dev-based epoch selection), first-order Viterbi",
-                      "end to end = reading the training file (swvp's reader, the same for every system) + "
-                      "features + training; swvp's kernels were loaded beforehand (jit_warmup_wall_s); "
-                      "memory.* has a fresh-process run",
-                      "tagging speed: test tokens / time to tag the test set from words (features included), "
-                      "best of 3",
-                      "NLTK: default 5 iterations, its own features, tag dictionary and normalisation"]}
+    return H.meta(("python-crfsuite", "nltk", "seqeval"), quick=quick, epochs=EPOCHS, jit_warmup_wall_s=warm_s,
+                  repeated="swvp CSP, the best SWVP variant and CRFsuite ap (same templates) are trained `repeats` "
+                           "times, interleaved; their times are the fastest repeat of each phase. NLTK and CRFsuite "
+                           "lbfgs run once.",
+                  notes=["every phase is timed as CPU seconds of this process ('cpu') and as wall seconds ('wall'); "
+                         "the table and the targets use CPU time because the machine is shared and CRFsuite reports "
+                         "its per-iteration time as CPU time (clock())",
+                         "ratios: peer/swvp for times and swvp/peer for tagging speed (> 1: swvp faster); "
+                         "delta = swvp − peer in points",
+                         "swvp: 10 epochs, final averaged weights (no dev-based epoch selection), first-order Viterbi",
+                         "end to end = reading the training file (swvp's reader, the same for every system) + "
+                         "features + training; swvp's kernels were loaded beforehand (jit_warmup_wall_s); "
+                         "memory.* has a fresh-process run",
+                         "tagging speed: test tokens / time to tag the test set from words (features included), "
+                         "best of 3",
+                         "NLTK: default 5 iterations, its own features, tag dictionary and normalisation"])
 
 
 def num(x: float, width: int) -> str:
@@ -800,8 +590,6 @@ def table(results: dict) -> str:
         fc = res["feature_check"]
         lines.append(f"same-template check: swvp {fc['swvp_features']:,} features, CRFsuite "
                      f"{fc['crfsuite_attributes']:,} attributes, match={fc['match']}"
-                     + (" (swvp's POS trigrams are truncated to bigrams; mirrored as implemented)"
-                        if fc.get("truncated_trigrams") else "")
                      + ("" if fc["match"] else f" MISMATCH {fc['mismatched_templates']}"))
         lines.append(f"CPU seconds unless marked wall; tag tok/s on CPU time; swvp CSP, the best SWVP variant and "
                      f"CRFsuite ap (same templates): fastest of {results['meta']['repeats']} interleaved runs; "
@@ -874,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small slices of every corpus (a smoke run)")
     ap.add_argument("--ewt-templates", choices=["pos", "ratnaparkhi"], default="pos",
                     help="template set for EWT, fed to swvp and (as strings) to CRFsuite ap")
-    ap.add_argument("--out", default=None, help=f"results JSON (default {DEFAULT_OUT.relative_to(HERE.parent)}; "
+    ap.add_argument("--out", default=None, help="results JSON (default benchmarks/results/tagging.json; "
                                                  "with --quick: $TMPDIR/swvp-tagging.quick.json)")
     ap.add_argument("--repeats", type=int, default=None,
                     help="train swvp CSP, the best SWVP variant and CRFsuite ap this many times, interleaved, and keep "
@@ -903,16 +691,10 @@ def main(argv: list[str] | None = None) -> int:
         results["tasks"][name] = res
     results["meta"]["load_end"] = load()
     text = table(results)
-    print(f"# swvp tagging benchmark — {results['meta']['date']}, {results['meta']['machine']['cpu']} "
-          f"({results['meta']['machine']['cpus']} cpus), load {results['meta']['load_start']} → "
-          f"{results['meta']['load_end']}{' — QUICK' if args.quick else ''}")
+    print(H.title("tagging", results["meta"], results["meta"]["load_end"], args.quick))
     print(f"swvp kernel warm-up (cache load/compile, excluded from the timings below): {warm_s:.2f}s wall")
     print(text)
-    out = Path(args.out) if args.out else (Path(tempfile.gettempdir()) / "swvp-tagging.quick.json" if args.quick
-                                           else DEFAULT_OUT)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=float) + "\n")
-    log(f"wrote {out}")
+    H.write_json(H.out_path(args.out, "tagging", args.quick), results)
     return 0
 
 
