@@ -17,7 +17,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features import _template_kernels as K
 from swvp.features.sequence import SequenceFeatures
-from swvp.features.templates import POS_ATOM, SETS, WORD_ATOMS, WORD_FLAGS, Template
+from swvp.features.templates import PAD, POS_ATOM, SETS, WORD_ATOMS, WORD_FLAGS, Template
 
 TEMPLATE_SETS = tuple(SETS)
 
@@ -37,7 +37,7 @@ class TaggingFeatures:
 
     # -- atoms ---------------------------------------------------------------------------------------------
     def _intern(self, name: str, values: Sequence[str], grow: bool) -> np.ndarray:
-        table = self.vocab.setdefault(name, {"<unk>": 0, "<pad>": 1})
+        table = self.vocab.setdefault(name, {"<unk>": 0, PAD: 1})  # ids 0 and K.PAD
         if grow:
             return np.fromiter((table.setdefault(v, len(table)) for v in values), INT, len(values))
         return np.fromiter((table.get(v, 0) for v in values), INT, len(values))
