@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
-import time
-from pathlib import Path
 
+import _harness as H
 import numpy as np
 from numba import njit
 
@@ -33,8 +31,6 @@ from swvp.learn.updates import Full
 from swvp.model._kernels import fill_shared
 from swvp.model.weights import WeightTable
 from swvp.problems.chain import SequenceProblem
-
-HERE = Path(__file__).resolve().parent
 
 
 @njit(**NJIT)
@@ -65,19 +61,15 @@ def viterbi_only(E, T0, offsets, K):
 
 
 def best(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    """The fastest wall time of ``repeats`` runs after one warm-up run."""
+    return H.best_of(fn, repeats, warm=True)[0][0]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args(argv)
+    meta = H.meta(repeats=args.repeats)
     corpus = load_tagged(data_root() / "ud" / "en_ewt" / "train.conllu.xz")
     labels = sorted({t for s in corpus.labels for t in s})
     index = {t: i for i, t in enumerate(labels)}
@@ -117,9 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     out["update_share"] = 1 - out["decode_epoch5_weights_s"] / out["epoch_from_epoch5_s"]
     for k, v in out.items():
         print(f"{k:32s} {v}")
-    path = HERE / "results" / "epoch_profile.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path}")
+    H.write_json(H.out_path(None, "epoch_profile"), {"meta": {**meta, "load_end": H.load()}, **out})
     return 0
 
 

@@ -9,19 +9,12 @@ benchmarks/results/mixing.json. Epoch times include scoring dev (one thread).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
-from datetime import datetime, timezone
-from pathlib import Path
 
-from _harness import cpu_name
+import _harness as H
 
 from swvp import GraphDependencyParser, ParameterMixing, Perceptron
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_root
-
-HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shards", default="2,4", help="comma-separated shard counts (the sequential run is always made)")
     ap.add_argument("--order", type=int, choices=[1, 2], default=1)
     ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--out", default=str(HERE / "results" / "mixing.json"))
+    ap.add_argument("--out", default=None, help="results JSON (default benchmarks/results/mixing.json)")
     args = ap.parse_args(argv)
+    meta = H.meta(order=args.order, epochs=args.epochs, scheduler="threads")
     root = data_root() / "ud" / "en_ewt"
     train, dev, test = (read_conllu(root / f"{s}.conllu.xz") for s in ("train", "dev", "test"))
     runs = {}
@@ -38,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         mixing = ParameterMixing(shards=shards) if shards else None
         parser = GraphDependencyParser(order=args.order, labeller=False,
                                        learner=Perceptron(epochs=args.epochs, mixing=mixing))
-        t, c = time.perf_counter(), time.process_time()
+        t0 = H.stamp()
         parser.fit(train, dev=dev)
-        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        wall, cpu = H.since(t0)
         ev = parser.evaluate(test)
         name = f"{shards} shards" if shards else "sequential"
         runs[name] = {"shards": shards, "fit_wall_s": wall, "fit_cpu_s": cpu,
@@ -51,11 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     base = runs["sequential"]["fit_wall_s"]
     for r in runs.values():
         r["wall_speedup"] = base / r["fit_wall_s"]
-    meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
-            "machine": cpu_name(), "order": args.order, "epochs": args.epochs,
-            "scheduler": "threads"}
-    Path(args.out).write_text(json.dumps({"meta": meta, "runs": runs}, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    meta["load_end"] = H.load()
+    H.write_json(H.out_path(args.out, "mixing"), {"meta": meta, "runs": runs})
     return 0
 
 

@@ -31,26 +31,37 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
-import importlib.metadata as md
 import json
 import lzma
 import os
-import platform
-import resource
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from _harness import cpu_name, load, log, package_version, since, stamp
+from _harness import (
+    best_of,
+    child_result,
+    load,
+    log,
+    meta,
+    out_path,
+    package_version,
+    proc_mb,
+    ru_maxrss_mb,
+    run_child,
+    since,
+    stamp,
+    title,
+    warm_up,
+    write_json,
+)
 
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
 from swvp.learn.perceptron import Perceptron
 from swvp.metrics import attachment_scores
-from swvp.persistence import atomic_write_text
 from swvp.problems.tree import TreeProblem
 from swvp.tasks.graph_parser import GraphDependencyParser
 
@@ -76,17 +87,6 @@ TARGETS = {"uas_order1": 0.85, "epoch_order1_s": 10.0, "epoch_order2_s": 60.0, "
 # ----------------------------------------------------------------------------------------------------------------
 # small helpers
 # ----------------------------------------------------------------------------------------------------------------
-
-
-def proc_mb(field: str) -> float:
-    """A /proc/self/status memory field (``VmRSS:``, ``VmHWM:``) in MB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
 def read_split(split: str, quick: bool):
     corpus = read_conllu(data_path(FILES[split]))
     return corpus.sentences[:QUICK[split]] if quick else corpus.sentences
@@ -132,14 +132,15 @@ def swvp_parser(order: int, epochs: int) -> GraphDependencyParser:
 # ----------------------------------------------------------------------------------------------------------------
 # swvp
 # ----------------------------------------------------------------------------------------------------------------
-def warm_up() -> float:
+def warm_up_swvp() -> float:
     """Load (or compile) swvp's numba kernels on a few sentences so the timed runs measure the steady state."""
     sents = read_conllu(data_path(FILES["dev"])).sentences[:40]
-    t0 = stamp()
-    for order in (1, 2):
-        p = swvp_parser(order, 2).fit(sents, dev=sents[:10])
-        p.parse(sents)
-    return since(t0)[0]
+
+    def fit_and_parse():
+        for order in (1, 2):
+            swvp_parser(order, 2).fit(sents, dev=sents[:10]).parse(sents)
+
+    return warm_up(fit_and_parse)
 
 
 def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
@@ -177,13 +178,7 @@ def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
     res["load_after_fit"] = load()
 
     log(f"   parse test ({len(test)} sentences), warm-up + best of {PARSE_REPEATS}")
-    parser.parse(test)  # warm-up
-    best = None
-    for _ in range(PARSE_REPEATS):
-        t0 = stamp()
-        heads, rels = parser.parse(test)
-        wall, cpu = since(t0)
-        best = (wall, cpu) if best is None else (min(best[0], wall), min(best[1], cpu))
+    best, (heads, rels) = best_of(lambda: parser.parse(test), PARSE_REPEATS, warm=True)
     res["parse_wall_s"], res["parse_cpu_s"] = best
     res["parse_sps_cpu"] = len(test) / best[1]
     res["parse_sps_wall"] = len(test) / best[0]
@@ -212,16 +207,14 @@ def memory_child_main(order: int, epochs: int, quick: bool) -> None:
     out["rss_after_each_epoch_mb"] = per_epoch
     out["rss_after_fit_mb"] = proc_mb("VmRSS:")
     out["peak_rss_mb"] = proc_mb("VmHWM:")
-    out["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["ru_maxrss_mb"] = ru_maxrss_mb()
     out["fresh_process_wall_s"], out["fresh_process_cpu_s"] = since(t0)
-    print(json.dumps(out))
+    child_result(out)
 
 
 def memory_child(order: int, epochs: int, quick: bool) -> dict:
     log(f"== swvp order {order}: peak RSS of read + fit in a fresh process — load {load()}")
-    cmd = [sys.executable, __file__, "--memory-child", str(order), "--epochs", str(epochs)] + (["--quick"] * quick)
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res = run_child(__file__, ["--memory-child", str(order), "--epochs", str(epochs)] + (["--quick"] * quick))
     log(f"   peak RSS {res['peak_rss_mb']:.0f} MB (after imports {res['rss_after_imports_mb']:.0f} MB, after reading "
         f"{res['rss_after_read_mb']:.0f} MB)")
     return res
@@ -301,8 +294,8 @@ def udpipe_child_main(spec: str) -> None:
     Path(cfg["model"]).write_bytes(model)
     out["model_bytes"] = len(model)
     out["peak_rss_mb"] = proc_mb("VmHWM:")
-    out["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps(out), flush=True)
+    out["ru_maxrss_mb"] = ru_maxrss_mb()
+    child_result(out)
 
 
 def udpipe_parse_score(model, text: str, gold_sents) -> tuple[dict, tuple[float, float]]:
@@ -334,7 +327,7 @@ def udpipe_parse_score(model, text: str, gold_sents) -> tuple[dict, tuple[float,
 def run_udpipe(quick: bool, iterations: int | None, extra: str, columns: str, dev_sents, test_sents) -> dict:
     import ufal.udpipe as u
 
-    res: dict = {"system": f"UDPipe 1 [{UDPIPE_COLUMNS[columns][0]}]", "version": md.version("ufal.udpipe"),
+    res: dict = {"system": f"UDPipe 1 [{UDPIPE_COLUMNS[columns][0]}]", "version": package_version("ufal.udpipe"),
                  "columns": columns, "columns_description": UDPIPE_COLUMNS[columns][1],
                  "options": udpipe_options(iterations, extra), "load_before": load()}
     log(f"== {res['system']}: train the parser in a fresh process (options {res['options'] or '(defaults)'}) — "
@@ -385,15 +378,11 @@ def run_udpipe(quick: bool, iterations: int | None, extra: str, columns: str, de
 # ----------------------------------------------------------------------------------------------------------------
 # meta, table, targets
 # ----------------------------------------------------------------------------------------------------------------
-def meta(warm_s: float, args, sizes: dict) -> dict:
-    ver, cpu = package_version, cpu_name()
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "python": platform.python_version(), "machine": platform.machine(), "cpu": cpu, "cpus": os.cpu_count(),
-            "versions": {p: ver(p) for p in ("swvp", "numpy", "numba", "ufal.udpipe")},
-            "load_start": load(), "quick": args.quick, "epochs": args.epochs, "data": FILES, "sizes": sizes,
-            "swvp_kernel_warm_up_wall_s": warm_s, "parse_repeats": PARSE_REPEATS,
-            "timing": "CPU seconds of the process (time.process_time) and wall seconds (time.perf_counter); ratios and "
-                      "targets use CPU time; UDPipe trains in a subprocess whose own CPU time is read there"}
+def run_meta(warm_s: float, args, sizes: dict) -> dict:
+    return meta(("ufal.udpipe",), quick=args.quick, epochs=args.epochs, data=FILES, sizes=sizes,
+                swvp_kernel_warm_up_wall_s=warm_s, parse_repeats=PARSE_REPEATS,
+                timing="CPU seconds of the process (time.process_time) and wall seconds (time.perf_counter); ratios "
+                       "and targets use CPU time; UDPipe trains in a subprocess whose own CPU time is read there")
 
 
 def ratios(sw: dict, ud: dict) -> dict:
@@ -432,8 +421,7 @@ def targets(res: dict) -> list[dict]:
 
 def table(res: dict) -> str:
     m = res["meta"]
-    lines = [f"# swvp parsing benchmark — {m['date']}, {m['cpu']} ({m['cpus']} cpus), load {m['load_start']} → "
-             f"{res['load_end']}{'  [QUICK: slices]' if m['quick'] else ''}",
+    lines = [title("parsing", m, res["load_end"], m["quick"]),
              f"UD English-EWT, gold tokenization and UPOS: train {m['sizes']['train']:,} sent, dev "
              f"{m['sizes']['dev']:,}, test {m['sizes']['test']:,} sent / {m['sizes']['test_words']:,} words",
              f"swvp kernel warm-up (cache load/compile, excluded below): {m['swvp_kernel_warm_up_wall_s']:.2f}s wall"]
@@ -538,17 +526,16 @@ def main(argv: list[str] | None = None) -> int:
     if not columns or any(c not in UDPIPE_COLUMNS for c in columns):
         ap.error(f"--udpipe-columns: choose from {list(UDPIPE_COLUMNS)}")
     iterations = args.udpipe_iterations if args.udpipe_iterations is not None else (1 if args.quick else None)
-    out_path = Path(args.out) if args.out else (
-        Path(tempfile.gettempdir()) / "swvp-parsing.quick.json" if args.quick else DEFAULT_OUT)
+    path = out_path(args.out, "parsing", args.quick)
 
-    warm_s = warm_up()
+    warm_s = warm_up_swvp()
     t0 = stamp()
     train, dev, test = (read_split(s, args.quick) for s in ("train", "dev", "test"))
     read_wall, read_cpu = since(t0)
     sizes = {"train": len(train), "dev": len(dev), "test": len(test),
              "train_words": sum(len(s.forms) for s in train), "test_words": sum(len(s.forms) for s in test),
              "swvp_read_all_wall_s": read_wall, "swvp_read_all_cpu_s": read_cpu}
-    res: dict = {"meta": meta(warm_s, args, sizes)}
+    res: dict = {"meta": run_meta(warm_s, args, sizes)}
     res["swvp_order1"] = run_swvp(1, args.epochs, train, dev, test)
     res["swvp_order2"] = run_swvp(2, args.epochs, train, dev, test)
     res["memory_order2"] = memory_child(2, args.epochs, args.quick)
@@ -572,9 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     text = table(res)
     res["table"] = text
     print(text)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_path, json.dumps(res, indent=1, ensure_ascii=False) + "\n")
-    log(f"wrote {out_path}")
+    write_json(path, res)
     return 0
 
 

@@ -9,24 +9,16 @@ on the 2-core machine; it must finish within 10 minutes.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import time
 from pathlib import Path
 
-import numba
-import numpy as np
+import _harness as H
 
 from swvp.data.synthetic import dataset_seed, generate
 from swvp.experiments import synthetic
 from swvp.features.hmm import hmm_features
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.persistence import atomic_write_text
 from swvp.problems.chain import SequenceProblem
-
-HERE = Path(__file__).resolve().parent
 
 
 def kernel_throughput(repeats: int = 5) -> dict:
@@ -40,10 +32,10 @@ def kernel_throughput(repeats: int = 5) -> dict:
         for name, update in (("CSP", Full()), ("B-WM", WeightedViolations(mode="balanced")),
                              ("A-WMR", WeightedViolations(gamma="wmr"))):
             Perceptron(update=update, epochs=1).train(problem)  # compile / load from cache
-            t0 = time.perf_counter()
+            t0 = H.stamp()
             for _ in range(repeats):
                 Perceptron(update=update, epochs=10).train(problem)
-            dt = (time.perf_counter() - t0) / repeats
+            dt = H.since(t0)[0] / repeats
             out[f"setup{setup}/{name}"] = {"seconds_per_run_10_epochs": round(dt, 4),
                                            "sentences_per_second": round(10 * problem.n_examples / dt)}
     return out
@@ -53,26 +45,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--datasets", type=int, default=10)
-    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--out", default=str(H.RESULTS))
     args = ap.parse_args()
+    meta = H.meta()
     throughput = kernel_throughput()
     for k, v in throughput.items():
         print(f"{k:18s} {v['seconds_per_run_10_epochs']:.3f} s per 10-epoch run, {v['sentences_per_second']:,} sent/s")
-    t0 = time.perf_counter()
+    t0 = H.stamp()
     report = synthetic.run(datasets=args.datasets, jobs=args.jobs, out=args.out, progress=True)
-    wall = time.perf_counter() - t0
+    wall = H.since(t0)[0]
     print(synthetic.format_tables(report))
     result = {
-        "meta": {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.machine(), "cpus": os.cpu_count(),
-                 "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-                 "loadavg_after": os.getloadavg()},
+        "meta": {**meta, "load_end": H.load()},
         "full_run": {"datasets_per_setup": args.datasets, "jobs": args.jobs, "wall_seconds": round(wall, 1),
                      "training_runs": 3 * args.datasets * (1 + 4 * len(synthetic.BETAS)),
                      "target_seconds": 90, "limit_seconds": 600},
         "kernel_throughput": throughput,
     }
-    atomic_write_text(Path(args.out) / "synthetic_timing.json", json.dumps(result, indent=1))
-    print(f"full run: {wall:.1f} s wall ({args.jobs} jobs); wrote {args.out}/synthetic_timing.json")
+    H.write_json(Path(args.out) / "synthetic_timing.json", result)
+    print(f"full run: {wall:.1f} s wall ({args.jobs} jobs)")
 
 
 if __name__ == "__main__":

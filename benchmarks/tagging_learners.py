@@ -9,19 +9,14 @@ epoch with the best dev score (10 epochs at most). Writes benchmarks/results/tag
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
-from pathlib import Path
+
+import _harness as H
 
 from swvp.data.corpus import TaggedCorpus, load_tagged
 from swvp.data.paths import data_path
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.persistence import atomic_write_text
 from swvp.tasks.tagger import SequenceTagger
-
-HERE = Path(__file__).resolve().parent
 
 
 def _slice(c: TaggedCorpus, lo: int, hi: int | None) -> TaggedCorpus:
@@ -51,22 +46,21 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=10)
     args = ap.parse_args()
     betas = [float(b) for b in args.betas.split(",")]
-    results = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M"), "order": args.order, "epochs": args.epochs,
-                        "betas": betas, "loadavg": os.getloadavg()}, "tasks": {}}
+    results = {"meta": H.meta(order=args.order, epochs=args.epochs, betas=betas), "tasks": {}}
     for task in args.tasks.split(","):
         train, dev, test, templates, metric = load_task(task)
         rows = {}
         configs = [("CSP", Full(), None)] + [(f"{m}-WM", WeightedViolations(mode=mode, gamma="wm", beta=b), b)
                                              for m, mode in (("A", "aggressive"), ("B", "balanced")) for b in betas]
         for name, update, beta in configs:
-            t0 = time.perf_counter()
+            t0 = H.stamp()
             tagger = SequenceTagger(features=templates, order=args.order,
                                     learner=Perceptron(update=update, epochs=args.epochs)).fit(train, dev=dev)
             dev_acc = max(h["dev_accuracy"] for h in tagger.history_)
             scores = tagger.evaluate(test, allow_unknown_labels=True)
             row = {"beta": beta, "dev_accuracy": dev_acc, "best_epoch": tagger.best_epoch_,
                    "test": {k: scores[k] for k in ("accuracy", "precision", "recall", "f1") if k in scores},
-                   "seconds": round(time.perf_counter() - t0, 1)}
+                   "seconds": round(H.since(t0)[0], 1)}
             print(f"{task:10s} {name:5s} β={beta!s:5s} dev acc {100 * dev_acc:.2f}  test {metric} "
                   f"{100 * row['test'][metric]:.2f}  (epoch {tagger.best_epoch_}, {row['seconds']} s)", flush=True)
             rows.setdefault(name, []).append(row)
@@ -79,9 +73,8 @@ def main() -> None:
         print(f"{task}: " + "  ".join(f"{n} {100 * s['test'][metric]:.2f}" + (f" (β={s['chosen_beta']:g})"
                                                                               if s["chosen_beta"] else "")
                                       for n, s in summary.items()))
-    out = HERE / "results" / "tagging_learners.json"
-    atomic_write_text(out, json.dumps(results, indent=1))
-    print(f"wrote {out}")
+    results["meta"]["load_end"] = H.load()
+    H.write_json(H.out_path(None, "tagging_learners"), results)
 
 
 if __name__ == "__main__":

@@ -1,135 +1,221 @@
-"""Every tagging template, checked on hand-made sentences against an independent reading of its name.
+"""Every tagging template, one test each: on a hand-made sentence, the exact integer key and CRFsuite string it emits.
 
-The template table (swvp.features.tagging.TEMPLATES) drives both the integer keys and the CRFsuite strings of the
-benchmark. Here each template's *name* is parsed on its own (``w``/``l``/``s``/``p``/``preK``/``sufK`` with an
-offset, joined by ``|``; ``b`` the bias; ``digit``/``upper``/``hyphen``/``title`` flags) and evaluated by the
-definitions of ALGORITHMS.md §3.1 and the module docstring (Ratnaparkhi: w_i for non-rare words, affixes and flags
-for rare ones), giving the expected attribute of every token. The benchmark's mirror must emit exactly those
-strings, and swvp's integer keys must fire at the same tokens and agree with them one-to-one.
+The expected values come from this file's own statement of each template (what it reads, where it fires) and its own
+implementation of the key formula (``template << 40 | value``: one atom id; ``a·2^20 + b``; a 64-bit mix of three),
+not from the library's table or kernels.
 """
 
-from __future__ import annotations
-
-import re
-import sys
-from pathlib import Path
+import itertools
 
 import numpy as np
 import pytest
 
-from swvp.features.tagging import TEMPLATES, TaggingFeatures
+from swvp.features.tagging import TaggingFeatures
+from swvp.features.templates import SETS, AttributeStrings, Template, TemplateSet, t
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-tagging_benchmark = pytest.importorskip("tagging")  # benchmarks/tagging.py (needs only swvp to import)
-
+TRAIN = [["The", "dog", "barks", "."], ["The", "Dog-2", "saw", "McDonald's", "3", "cats", "."], ["a", "dog", "."]]
+TRAIN_POS = [["D", "N", "V", "P"], ["D", "N", "V", "N", "C", "N", "P"], ["D", "N", "P"]]
+SENT, SENT_POS = TRAIN[1], TRAIN_POS[1]  # words seen in training, so every feature it fires has an id
+THRESHOLD = 2  # "The", "dog", "." are frequent; every other word is rare
 PAD = "<pad>"
-SENTENCES = [["The", "Dog-2", "barks", "at", "NASA", "."], ["dog", "The", "x", "barks", "McDonald's", "99"]]
-POS = [["DT", "NN", "VBZ", "IN", "NNP", "."], ["NN", "DT", "SYM", "VBZ", "NNP", "CD"]]
-RARE_BELOW = 2  # words seen fewer than twice are rare (The, barks occur twice)
+COUNTS = {w: sum(s.count(w) for s in TRAIN) for s in TRAIN for w in s}
 
 
-def shape(word: str) -> str:
-    out = []
-    for ch in word:
-        c = "A" if ch.isupper() else "a" if ch.islower() else "0" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)[:12]
+# -- this test's own statement of the templates ------------------------------------------------------------------
+def word(i):
+    return SENT[i] if 0 <= i < len(SENT) else PAD
 
 
-def atom_value(kind: str, sent: list[str], pos: list[str] | None, j: int) -> str:
-    if not 0 <= j < len(sent):
+def tag(i):
+    return SENT_POS[i] if 0 <= i < len(SENT) else PAD
+
+
+def lower(i):
+    return word(i).lower() if 0 <= i < len(SENT) else PAD
+
+
+def shape(i):
+    """Character classes (A upper, a lower, 0 digit, other characters as themselves), runs collapsed, <= 12."""
+    if not 0 <= i < len(SENT):
         return PAD
-    w = sent[j]
-    if kind == "w":
-        return w
-    if kind == "l":
-        return w.lower()
-    if kind == "s":
-        return shape(w)
-    if kind == "p":
-        return pos[j]
-    k = int(kind[3:])
-    if len(w) < k:
-        return ""
-    return w[:k] if kind.startswith("pre") else w[-k:]
+    classes = ["A" if c.isupper() else "a" if c.islower() else "0" if c.isdigit() else c for c in SENT[i]]
+    return "".join(k for k, _ in itertools.groupby(classes))[:12]
 
 
-FLAGS = {"digit": lambda w: any(c.isdigit() for c in w), "upper": lambda w: any(c.isupper() for c in w),
-         "hyphen": lambda w: "-" in w, "title": lambda w: w[:1].isupper()}
+def pre(k, i):
+    return SENT[i][:k] if len(SENT[i]) >= k else ""
 
 
-def expected(name: str, template_set: str, sent, pos, i: int, rare: bool) -> str | None:
-    """The attribute a template called ``name`` emits at token i (None: it does not fire)."""
-    if name == "b":
-        return "b"
-    if name in FLAGS:
-        fires = FLAGS[name](sent[i]) and (rare or template_set != "ratnaparkhi")
-        return name if fires else None
-    values = []
-    for ref in name.split("|"):
-        m = re.fullmatch(r"(w|l|s|p|pre\d|suf\d)([+-]\d)?", ref)
-        assert m, f"unparsable template name {name!r}"
-        values.append(atom_value(m.group(1), sent, pos, i + int(m.group(2) or 0)))
-    if template_set == "ratnaparkhi" and name == "w" and rare:
-        return None
-    if template_set == "ratnaparkhi" and name[:3] in ("pre", "suf") and not rare:
-        return None
-    return name + "=" + "|".join(values)
+def suf(k, i):
+    if not 0 <= i < len(SENT):
+        return PAD
+    return SENT[i][-k:] if len(SENT[i]) >= k else ""
 
 
-CASES = [("ratnaparkhi", False), ("pos", False), ("chunk", True), ("ner", True), ("ner", False)]
+def rare(i):
+    return COUNTS[SENT[i]] < THRESHOLD
 
 
-@pytest.mark.parametrize("template_set, with_pos", CASES)
-def test_every_template_emits_what_its_name_says(template_set, with_pos):
-    pos = POS if with_pos else None
-    counts = {}
-    for s in SENTENCES:
-        for w in s:
-            counts[w] = counts.get(w, 0) + 1
-    templates = [t for t in TEMPLATES[template_set] if with_pos or not t.reads_pos]
-    mirror = tagging_benchmark.MirrorAttributes(template_set, counts, rare_threshold=RARE_BELOW)
-    extractor = TaggingFeatures(template_set, rare_threshold=RARE_BELOW)
-    feats = extractor.fit_transform(SENTENCES, pos)
-    by_id = np.empty_like(extractor.keys_)
-    by_id[extractor.key_ids_] = extractor.keys_
-    key_of: dict[tuple[int, str], int] = {}
-    token = 0
-    for s_idx, sent in enumerate(SENTENCES):
-        p = None if pos is None else pos[s_idx]
-        attrs = mirror.sentence(sent, p)
-        for i, w in enumerate(sent):
-            rare = counts[w] < RARE_BELOW
-            want = {}
-            for tid, t in enumerate(templates):
-                e = expected(t.name, template_set, sent, p, i, rare)
-                if e is not None:
-                    want[tid] = e
-            # the mirror's strings are exactly the expected ones
-            assert sorted(attrs[i]) == sorted(want.values()), (template_set, sent[i])
-            # swvp's keys fire for the same templates, one key per template
-            keys = by_id[feats.fids[feats.fptr[token]:feats.fptr[token + 1]]]
-            tids = (keys >> 40).tolist()
-            assert sorted(tids) == sorted(want), (template_set, sent[i], tids, sorted(want))
-            for key, tid in zip(keys.tolist(), tids):
-                # equal expected strings ⇔ equal keys (checked across every token of the corpus)
-                assert key_of.setdefault((tid, want[tid]), key) == key
-            token += 1
-    seen = {}
-    for (tid, _), key in key_of.items():
-        assert seen.setdefault(key, tid) == tid and list(seen).count(key) == 1
-    assert len(set(key_of.values())) == len(key_of)  # different strings of a template never share a key
-    assert len(key_of) == extractor.n_feats  # and every swvp feature is one of them
+def has(i, what):
+    w = SENT[i]
+    return {"digit": any(c.isdigit() for c in w), "upper": any(c.isupper() for c in w), "hyphen": "-" in w,
+            "title": w[0].isupper()}[what]
 
 
-def test_the_table_names_templates_uniquely_and_keeps_the_bias_first():
-    for name, templates in TEMPLATES.items():
-        names = [t.name for t in templates]
-        assert len(set(names)) == len(names), name
-        assert templates[0].name == "b" and not templates[0].atoms and not templates[0].when
+def when(cond, reads):
+    return reads if cond else None
 
 
-def test_chunk_templates_refuse_input_without_pos():
+# per set, in id order: name -> i -> None (does not fire), an int (a constant feature: bias 0, flags 1), or the
+# (atom, string) pairs the template reads
+BIAS = ("b", lambda i: 0)
+SPEC = {
+    "ratnaparkhi": [BIAS, ("w", lambda i: when(not rare(i), [("word", word(i))]))]
+    + [(f"w{d:+d}", lambda i, d=d: [("word", word(i + d))]) for d in (-2, -1, 1, 2)]
+    + [(f"{a}{k}", lambda i, a=a, k=k: when(rare(i), [(f"{a}{k}", (pre if a == "pre" else suf)(k, i))]))
+       for k in range(1, 5) for a in ("pre", "suf")]
+    + [(f, lambda i, f=f: when(rare(i) and has(i, f), 1)) for f in ("digit", "upper", "hyphen")],
+    "pos": [BIAS, ("w", lambda i: [("word", word(i))]), ("l", lambda i: [("lower", lower(i))]),
+            ("s", lambda i: [("shape", shape(i))])]
+    + [(f"suf{k}", lambda i, k=k: [(f"suf{k}", suf(k, i))]) for k in range(1, 5)]
+    + [(f"pre{k}", lambda i, k=k: [(f"pre{k}", pre(k, i))]) for k in range(1, 4)]
+    + [(f, lambda i, f=f: when(has(i, f), 1)) for f in ("digit", "upper", "hyphen", "title")]
+    + [(f"l{d:+d}", lambda i, d=d: [("lower", lower(i + d))]) for d in (-2, -1, 1, 2)]
+    + [("suf3-1", lambda i: [("suf3", suf(3, i - 1))]), ("s-1", lambda i: [("shape", shape(i - 1))]),
+       ("suf3+1", lambda i: [("suf3", suf(3, i + 1))]), ("s+1", lambda i: [("shape", shape(i + 1))]),
+       ("l-1|l", lambda i: [("lower", lower(i - 1)), ("lower", lower(i))]),
+       ("l|l+1", lambda i: [("lower", lower(i)), ("lower", lower(i + 1))])],
+    "chunk": [BIAS]
+    + [(n, fn) for d in (-2, -1, 0, 1, 2) for n, fn in (
+        (f"w{d:+d}" if d else "w", lambda i, d=d: [("word", word(i + d))]),
+        (f"p{d:+d}" if d else "p", lambda i, d=d: [("pos", tag(i + d))]))]
+    + [("p-1|p", lambda i: [("pos", tag(i - 1)), ("pos", tag(i))]),
+       ("p|p+1", lambda i: [("pos", tag(i)), ("pos", tag(i + 1))]),
+       ("p-2|p-1", lambda i: [("pos", tag(i - 2)), ("pos", tag(i - 1))]),
+       ("p+1|p+2", lambda i: [("pos", tag(i + 1)), ("pos", tag(i + 2))]),
+       ("p-1|p|p+1", lambda i: [("pos", tag(i - 1)), ("pos", tag(i)), ("pos", tag(i + 1))]),
+       ("p-2|p-1|p", lambda i: [("pos", tag(i - 2)), ("pos", tag(i - 1)), ("pos", tag(i))]),
+       ("p|p+1|p+2", lambda i: [("pos", tag(i)), ("pos", tag(i + 1)), ("pos", tag(i + 2))]),
+       ("w-1|w", lambda i: [("word", word(i - 1)), ("word", word(i))]),
+       ("w|w+1", lambda i: [("word", word(i)), ("word", word(i + 1))])],
+    "ner": [BIAS]
+    + [(f"l{d:+d}" if d else "l", lambda i, d=d: [("lower", lower(i + d))]) for d in (-2, -1, 0, 1, 2)]
+    + [(f"s{d:+d}" if d else "s", lambda i, d=d: [("shape", shape(i + d))]) for d in (-1, 0, 1)]
+    + [(f"{a}{k}", lambda i, a=a, k=k: [(f"{a}{k}", (pre if a == "pre" else suf)(k, i))])
+       for k in range(1, 5) for a in ("pre", "suf")]
+    + [(f, lambda i, f=f: when(has(i, f), 1)) for f in ("title", "upper", "digit", "hyphen")]
+    + [("l-1|l", lambda i: [("lower", lower(i - 1)), ("lower", lower(i))]),
+       ("l|l+1", lambda i: [("lower", lower(i)), ("lower", lower(i + 1))])]
+    + [(f"p{d:+d}" if d else "p", lambda i, d=d: [("pos", tag(i + d))]) for d in (-1, 0, 1)],
+}
+CASES = [(s, tid, name) for s, spec in SPEC.items() for tid, (name, _) in enumerate(spec)]
+MASK = (1 << 40) - 1
+
+
+def expected_key(tid: int, emitted, vocab) -> int:
+    if isinstance(emitted, int):
+        return tid << 40 | emitted
+    ids = [1 if s == PAD else vocab[atom][s] for atom, s in emitted]
+    if len(ids) == 1:
+        value = ids[0]
+    elif len(ids) == 2:
+        value = (ids[0] << 20) + ids[1]
+    else:
+        m = (1 << 64) - 1
+        h = (ids[0] * 0x9E3779B97F4A7C15 & m) ^ ids[1]
+        h = (h * 0xBF58476D1CE4E5B9 & m) ^ ids[2]
+        value = (h * 0x94D049BB133111EB & m) >> 24
+    return tid << 40 | (value & MASK)
+
+
+def expected_string(name: str, emitted) -> str:
+    return name if isinstance(emitted, int) else f"{name}={'|'.join(s for _, s in emitted)}"
+
+
+def test_the_tables_hold_the_templates_of_this_file_in_id_order():
+    assert list(SETS) == list(SPEC)
+    for s, spec in SPEC.items():
+        assert [tp.name for tp in SETS[s].templates] == [name for name, _ in spec]
+
+
+@pytest.mark.parametrize(("templates", "tid", "name"), CASES, ids=[f"{s}:{n}" for s, _, n in CASES])
+def test_template_emits_its_key_and_string(templates, tid, name):
+    fn = SPEC[templates][tid][1]
+    ex = TaggingFeatures(templates, rare_threshold=THRESHOLD)
+    ex.fit_transform(TRAIN, TRAIN_POS)
+    feats = ex.transform([SENT], [SENT_POS])
+    key_of_id = ex.state()[1]["feature_keys"]
+    strings = AttributeStrings(templates, COUNTS, THRESHOLD).sentence(SENT, SENT_POS)
+    fired = 0
+    for i in range(len(SENT)):
+        keys = [int(k) for k in key_of_id[feats.fids[feats.fptr[i]:feats.fptr[i + 1]]] if k >> 40 == tid]
+        mine = [s for s in strings[i] if s == name or s.startswith(name + "=")]
+        emitted = fn(i)
+        if emitted is None:
+            assert keys == [] and mine == [], (i, keys, mine)
+        else:
+            fired += 1
+            assert keys == [expected_key(tid, emitted, ex.vocab)], i
+            assert mine == [expected_string(name, emitted)], i
+    assert fired > 0  # the sentence exercises the template
+    conditional = any(SPEC[templates][tid][1](i) is None for i in range(len(SENT)))
+    assert conditional == bool(SETS[templates].templates[tid].when)  # and its condition, both ways
+
+
+@pytest.mark.parametrize("templates", list(SETS))
+def test_strings_and_keys_partition_the_tokens_alike(templates):
+    """On a corpus, two (token, template) pairs share a string iff they share a key: the strings are a reference."""
+    corpus = TRAIN + [["dog", "The", "a", "saw", "."], ["McDonald's", "Dog-2", "3"]]
+    pos = TRAIN_POS + [["N", "D", "D", "V", "P"], ["N", "N", "C"]]
+    ex = TaggingFeatures(templates, rare_threshold=THRESHOLD)
+    feats = ex.fit_transform(corpus, pos)
+    key_of_id = ex.state()[1]["feature_keys"]
+    counts = {w: sum(s.count(w) for s in corpus) for s in corpus for w in s}
+    strings = [x for s in AttributeStrings(templates, counts, THRESHOLD).corpus(corpus, pos) for x in s]
+    pairs = set()
+    for i, row in enumerate(strings):
+        keys = sorted(int(k) for k in key_of_id[feats.fids[feats.fptr[i]:feats.fptr[i + 1]]])
+        assert len(keys) == len(row)
+        names = {tp.name: k for k, tp in enumerate(SETS[templates].templates)}
+        for s in row:
+            tid = names[s.split("=", 1)[0]]
+            (key,) = [k for k in keys if k >> 40 == tid]
+            pairs.add((s, key))
+    assert len({s for s, _ in pairs}) == len(pairs) == len({k for _, k in pairs}) == ex.n_feats
+
+
+def test_ner_without_pos_drops_the_pos_templates_only():
+    with_pos, without = TaggingFeatures("ner", THRESHOLD), TaggingFeatures("ner", THRESHOLD)
+    with_pos.fit_transform(TRAIN, TRAIN_POS)
+    without.fit_transform(TRAIN)
+    pos_ids = {k for k, tp in enumerate(SETS["ner"].templates) if tp.reads_pos}
+    assert pos_ids == {len(SETS["ner"].templates) - 3 + j for j in range(3)}
+    keep = ~np.isin(with_pos.keys_ >> 40, list(pos_ids))
+    assert np.array_equal(with_pos.keys_[keep], without.keys_)
+    assert not any(s.startswith("p") and "=" in s and s.split("=")[0] in ("p-1", "p", "p+1")
+                   for row in AttributeStrings("ner", COUNTS).sentence(SENT) for s in row)
+
+
+def test_chunk_needs_pos():
     with pytest.raises(ValueError, match="POS column"):
-        TaggingFeatures("chunk").fit_transform(SENTENCES)
+        TaggingFeatures("chunk").fit_transform(TRAIN)
+    with pytest.raises(ValueError, match="POS column"):
+        AttributeStrings("chunk", COUNTS).sentence(SENT)
+
+
+def test_template_specs_and_tables_are_checked():
+    assert t("suf3-1").reads == (("suf3", -1),) and t("l-1|l").reads == (("lower", -1), ("lower", 0))
+    assert t("p|p+1|p+2").reads == (("pos", 0), ("pos", 1), ("pos", 2))
+    for bad in ("x", "w--1", "l|"):
+        with pytest.raises(ValueError):
+            t(bad)
+    with pytest.raises(ValueError, match="at most 3"):
+        Template("w|w|w|w", (("word", 0),) * 4)
+    with pytest.raises(ValueError, match="unknown flag"):
+        Template("x", (), ("shiny",))
+    with pytest.raises(ValueError, match="repeats"):
+        TemplateSet("x", (t("w"), t("w")))
+    with pytest.raises(ValueError, match="come last"):
+        TemplateSet("x", (t("p"), t("w")), pos="optional")
+    with pytest.raises(ValueError, match="unused"):
+        TemplateSet("x", (t("p"),))
