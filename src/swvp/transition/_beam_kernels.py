@@ -45,6 +45,8 @@ from numba import njit
 from swvp._config import FLOAT, INT, NJIT
 from swvp.features._arc_kernels import hstart, hstep
 from swvp.features._transition_kernels import CTX, N_ATOM_CODES, add_rows, fill_rows, node_key, nodes_equal
+from swvp.inference._kernels.beam import close_step
+from swvp.model._kernels import bump
 from swvp.transition._kernels import (
     F_DEPTH,
     F_GOLD,
@@ -249,19 +251,8 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
                 size += 1
                 top += 1
         sizes[i] = size
-        for r in range(size, actions.shape[1]):
-            actions[i, r] = -1
-            parents[i, r] = -1
-            scores[i, r] = -np.inf
-            is_gold[i, r] = False
-        top_score[i] = scores[i, 0]
-        top_is_gold[i] = is_gold[i, 0]
-        found = False
-        for r in range(size):
-            if is_gold[i, r]:
-                found = True
-                break
-        gold_in_beam[i] = found
+        close_step(actions, parents, scores, is_gold, top_score, top_is_gold, gold_in_beam, i, size,
+                   actions.shape[1])
         psize = size
         pi = 1 - pi
     return scores[T - 1, 0] if T > 0 else 0.0
@@ -296,18 +287,6 @@ def prefix_score(w, sent, feats, seq, m):
 
 
 @njit(**NJIT)
-def _bump(w, u, cavg, k, d, log_idx, log_val, log_n):
-    w[k] += d
-    u[k] += cavg * d
-    if log_idx.shape[0] > 0:
-        j = log_n[0]
-        if j < log_idx.shape[0]:
-            log_idx[j] = k
-            log_val[j] = d
-        log_n[0] = j + 1  # counts past capacity too, so the caller can detect overflow
-
-
-@njit(**NJIT)
 def add_action_delta(w, u, cavg, coef, sent, feats, gold_actions, pred_actions, m, log_idx, log_val, log_n):
     """w += coef·(Φ(gold prefix) − Φ(pred prefix)) over the first ``m`` actions; u += cavg·(same).
 
@@ -336,7 +315,7 @@ def add_action_delta(w, u, cavg, coef, sent, feats, gold_actions, pred_actions, 
                 context(pool, t, ctx)
                 nf = fill_rows(table, words, tags, o, n, ctx, rmask, vals, rows)
                 for f in range(nf):
-                    _bump(w, u, cavg, rows[f] * A + seq[t], c, log_idx, log_val, log_n)
+                    bump(w, u, cavg, rows[f] * A + seq[t], c, log_idx, log_val, log_n)
             apply(pool, t, t + 1, seq[t], L)
 
 

@@ -125,6 +125,25 @@ def _sift_down(heap, h, ws_f):
 
 
 @njit(**NJIT)
+def close_step(labels, parents, scores, is_gold, top_score, top_is_gold, gold_in_beam, i, size, width):
+    """Finish row i of a trace holding ``size`` items: pad the rest (label −1, parent −1, −inf, not gold) and set
+    the step's top score, whether the top item is gold and whether gold is in the beam."""
+    for r in range(size, width):
+        labels[i, r] = -1
+        parents[i, r] = -1
+        scores[i, r] = -np.inf
+        is_gold[i, r] = False
+    top_score[i] = scores[i, 0]
+    top_is_gold[i] = is_gold[i, 0]
+    found = False
+    for r in range(size):
+        if is_gold[i, r]:
+            found = True
+            break
+    gold_in_beam[i] = found
+
+
+@njit(**NJIT)
 def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, trace, work):
     """Run beam search over the first ``n`` positions and write ``trace`` (see the module docstring).
 
@@ -228,19 +247,7 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                 ws_i[0, ws_tmp[m]] = -2
             h = size
         sizes[i] = h
-        for r in range(h, width):
-            labels[i, r] = -1
-            parents[i, r] = -1
-            scores[i, r] = -np.inf
-            is_gold[i, r] = False
-        top_score[i] = scores[i, 0]
-        top_is_gold[i] = is_gold[i, 0]
-        found = False
-        for r in range(h):
-            if is_gold[i, r]:
-                found = True
-                break
-        gold_in_beam[i] = found
+        close_step(labels, parents, scores, is_gold, top_score, top_is_gold, gold_in_beam, i, h, width)
     return scores[n - 1, 0] if n > 0 else 0.0
 
 
