@@ -119,7 +119,7 @@ class ArcData:
         return ArcData(np.ascontiguousarray(atoms), offsets)
 
 
-def _column(sent, name: str) -> list[str]:
+def sentence_column(sent, name: str) -> list[str]:
     """``forms``/``upos``/``xpos``/``lemmas`` of a sentence object (ConlluSentence or anything alike)."""
     value = getattr(sent, name, None)
     if value is None and isinstance(sent, dict):
@@ -171,11 +171,11 @@ class ArcFeatures:
     # -- atoms ---------------------------------------------------------------------------------------------
     def _words(self, sentences) -> list[str]:
         if self.word == "lemma":
-            return [x.lower() for s in sentences for x in _column(s, "lemmas")]
-        return [x.lower() for s in sentences for x in _column(s, "forms")]
+            return [x.lower() for s in sentences for x in sentence_column(s, "lemmas")]
+        return [x.lower() for s in sentences for x in sentence_column(s, "forms")]
 
     def _tags(self, sentences) -> list[str]:
-        return [x for s in sentences for x in _column(s, self.tags)]
+        return [x for s in sentences for x in sentence_column(s, self.tags)]
 
     def fit(self, sentences) -> ArcFeatures:
         """Freeze the vocabularies on the training sentences."""
@@ -196,7 +196,7 @@ class ArcFeatures:
         if self.vocab is None:
             raise ValueError("ArcFeatures used before fit")
         sentences = list(sentences)
-        lens = np.fromiter((len(_column(s, "forms")) for s in sentences), INT, len(sentences))
+        lens = np.fromiter((len(sentence_column(s, "forms")) for s in sentences), INT, len(sentences))
         if lens.size and lens.min() < 1:
             raise ValueError("every sentence needs at least one word")
         offsets = np.zeros(len(sentences) + 1, INT)

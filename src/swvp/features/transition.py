@@ -37,7 +37,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _transition_kernels as K
-from swvp.features.arc import feature_index
+from swvp.features.arc import feature_index, sentence_column
 
 __all__ = ["TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row", "template_set"]
 
@@ -196,15 +196,6 @@ _RESERVED = ("<unk>", "<root>", "<none>", "<eos>", "<nochild>")
 _TAGS = ("upos", "xpos")
 
 
-def _column(sent, name: str) -> list:
-    value = getattr(sent, name, None)
-    if value is None and isinstance(sent, dict):
-        value = sent.get(name)
-    if value is None:
-        raise ValueError(f"sentence lacks the {name!r} column")
-    return list(value)
-
-
 class TransitionFeatures:
     """Frozen word / tag / arc-label vocabularies of the transition parser.
 
@@ -232,9 +223,9 @@ class TransitionFeatures:
         vocab = {k: {t: i for i, t in enumerate(_RESERVED)} for k in ("word", "tag")}
         labels: dict[str, int] = {}
         for s in sentences:
-            for w in _column(s, "forms"):
+            for w in sentence_column(s, "forms"):
                 vocab["word"].setdefault(w.lower(), len(vocab["word"]))
-            for t in _column(s, self.tags):
+            for t in sentence_column(s, self.tags):
                 vocab["tag"].setdefault(t, len(vocab["tag"]))
             heads = getattr(s, "heads", None)
             rels = getattr(s, "deprels", None)
@@ -251,23 +242,22 @@ class TransitionFeatures:
         if self.vocab is None:
             raise ValueError("TransitionFeatures used before fit")
         sentences = list(sentences)
-        lens = np.fromiter((len(_column(s, "forms")) for s in sentences), INT, len(sentences))
+        lens = np.fromiter((len(sentence_column(s, "forms")) for s in sentences), INT, len(sentences))
         if lens.size and lens.min() < 1:
             raise ValueError("every sentence needs at least one word")
         offsets = np.zeros(len(sentences) + 1, INT)
         np.cumsum(lens, out=offsets[1:])
         vw, vt = self.vocab["word"], self.vocab["tag"]
-        words = np.fromiter((vw.get(w.lower(), K.UNK) for s in sentences for w in _column(s, "forms")),
+        words = np.fromiter((vw.get(w.lower(), K.UNK) for s in sentences for w in sentence_column(s, "forms")),
                             INT, int(offsets[-1]))
-        tags = np.fromiter((vt.get(t, K.UNK) for s in sentences for t in _column(s, self.tags)),
+        tags = np.fromiter((vt.get(t, K.UNK) for s in sentences for t in sentence_column(s, self.tags)),
                            INT, int(offsets[-1]))
         heads = labels = None
         if gold and sentences and all(getattr(s, "heads", None) is not None for s in sentences):
             lab = {r: i for i, r in enumerate(self.labels)}
             heads = np.concatenate([np.asarray(s.heads, INT)[1:] for s in sentences])
-            labels = np.fromiter((-1 if h == 0 else lab.get(r, -1)
-                                  for s in sentences for h, r in zip(np.asarray(s.heads)[1:], _column(s, "deprels"))),
-                                 INT, int(offsets[-1]))
+            pairs = ((h, r) for s in sentences for h, r in zip(np.asarray(s.heads)[1:], sentence_column(s, "deprels")))
+            labels = np.fromiter((-1 if h == 0 else lab.get(r, -1) for h, r in pairs), INT, int(offsets[-1]))
         return TransitionData(words, tags, offsets, heads, labels)
 
     def fit_transform(self, sentences) -> TransitionData:

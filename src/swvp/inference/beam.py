@@ -23,6 +23,7 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.inference._kernels import beam as _k
+from swvp.inference.viterbi import chain_score_arrays
 
 __all__ = ["BeamTrace", "beam_search"]
 
@@ -117,16 +118,7 @@ def beam_search(
     if int(beam_size) != beam_size or beam_size < 1:
         raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
     beam_size = int(beam_size)
-    E = np.ascontiguousarray(E, dtype=FLOAT)
-    T = np.ascontiguousarray(T, dtype=FLOAT)
-    if E.ndim != 2:
-        raise ValueError(f"E must be (n, K), got shape {E.shape}")
-    n, K = E.shape
-    if K < 1:
-        raise ValueError("E must have at least one label column")
-    want = (n, K + 1, K) if order == 1 else (n, K + 1, K + 1, K)
-    if T.shape != want:
-        raise ValueError(f"transition scores for order {order} must have shape {want}, got {T.shape}")
+    E, T, n, K = chain_score_arrays(E, T, order)
     if gold is not None:
         gold = np.ascontiguousarray(gold, dtype=INT)
         if gold.shape != (n,):

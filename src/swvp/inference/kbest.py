@@ -24,6 +24,7 @@ from swvp._config import FLOAT, INT
 from swvp.inference._kernels.kbest_eisner import kbest_eisner_heads
 from swvp.inference._kernels.kbest_viterbi import kbest_chain
 from swvp.inference.eisner import _as_arc_scores
+from swvp.inference.viterbi import chain_score_arrays
 
 __all__ = ["KBest", "kbest_eisner", "kbest_viterbi", "kbest_viterbi2"]
 
@@ -46,17 +47,7 @@ def _check_k(k) -> int:
 
 
 def _sequence_arrays(E, T, order: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    E = np.ascontiguousarray(E, dtype=FLOAT)
-    T = np.ascontiguousarray(T, dtype=FLOAT)
-    if E.ndim != 2:
-        raise ValueError(f"E must be (n, K), got shape {E.shape}")
-    n, K = E.shape
-    if K < 1:
-        raise ValueError("E must have at least one label column")
-    want = (n, K + 1, K) if order == 1 else (n, K + 1, K + 1, K)
-    name = "T" if order == 1 else "T2"
-    if T.shape != want:
-        raise ValueError(f"{name} must have shape {want}, got {T.shape}")
+    E, T, n, K = chain_score_arrays(E, T, order)
     if not ((E < np.inf).all() and (T < np.inf).all()):
         raise ValueError("scores must be finite or -inf (no NaN or +inf)")
     return E, T, n, K
