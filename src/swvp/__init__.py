@@ -10,6 +10,7 @@ from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.tagger import SequenceTagger
+from swvp.tasks.transition_parser import TransitionDependencyParser
 
 __all__ = [
     "Beam",
@@ -23,6 +24,7 @@ __all__ = [
     "ParameterMixing",
     "Perceptron",
     "SequenceTagger",
+    "TransitionDependencyParser",
     "WeightedViolations",
     "__version__",
 ]

@@ -15,81 +15,31 @@ default; ``predict(..., tags=...)`` substitutes predicted tags.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from types import SimpleNamespace
 
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.data.conllu import find_tree_error, read_conllu
 from swvp.exceptions import DataError
 from swvp.features._arc_kernels import N_LABEL_FEATS, label_rows
 from swvp.features.arc import ArcFeatures
 from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
-from swvp.metrics import attachment_scores
 from swvp.problems.tree import TreeProblem, decoder_code
+from swvp.tasks._parsing import (
+    attachment_report,
+    dense_weights,
+    gold_heads,
+    sentences_of,
+    sparse_weights,
+    unflatten,
+    with_tags,
+)
 from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
 
 MODEL_KIND = "graph-parser"
-PUNCT = "PUNCT"
 
 __all__ = ["GraphDependencyParser", "MODEL_KIND"]
-
-
-def _sentences(X) -> tuple[list, str | None]:
-    """Sentences and the file name errors should report."""
-    if isinstance(X, (str, os.PathLike)):
-        corpus = read_conllu(X)
-        return list(corpus.sentences), os.fspath(X)
-    if hasattr(X, "sentences"):
-        return list(X.sentences), getattr(X, "path", None)
-    return list(X), None
-
-
-def _gold_heads(sents: list, source: str | None) -> np.ndarray:
-    """Flat gold heads (words only); a sentence that is not a single-rooted tree raises DataError."""
-    parts = []
-    for i, s in enumerate(sents):
-        heads = getattr(s, "heads", None)
-        lines = getattr(s, "line_numbers", None)
-        if heads is None:
-            raise DataError(source, lines[0] if lines else None,
-                            f"sentence {i + 1} has no HEAD column ('_'); training and evaluation need gold trees")
-        heads = np.asarray(heads, INT)
-        problem = find_tree_error(heads)
-        if problem is not None:
-            d, msg = problem
-            raise DataError(source, lines[d - 1] if lines else None, f"sentence {i + 1}, word {d}: {msg}")
-        parts.append(heads[1:])
-    return np.concatenate(parts) if parts else np.zeros(0, INT)
-
-
-def _with_tags(sents: list, column: str, tags) -> list:
-    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence), e.g. a tagger's output."""
-    if tags is None:
-        return sents
-    tags = list(tags)
-    if len(tags) != len(sents):
-        raise ValueError(f"tags: {len(tags)} sentences given, {len(sents)} to parse")
-    out = []
-    for s, t in zip(sents, tags):
-        t = list(t)
-        if len(t) != len(s.forms):
-            raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
-        fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "heads", "deprels")}
-        fields[column] = t
-        out.append(SimpleNamespace(**fields))
-    return out
-
-
-def _unflatten(flat: np.ndarray, offsets: np.ndarray, root: bool) -> list:
-    out = []
-    for s in range(offsets.shape[0] - 1):
-        seg = flat[offsets[s]:offsets[s + 1]]
-        out.append(np.concatenate([[-1], seg]).astype(INT) if root else seg)
-    return out
 
 
 class GraphDependencyParser(Estimator):
@@ -147,17 +97,17 @@ class GraphDependencyParser(Estimator):
         raises :class:`~swvp.exceptions.DataError` naming the file and line.
         """
         self._validate()
-        sents, source = _sentences(X)
+        sents, source = sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
-        heads = _gold_heads(sents, source)
+        heads = gold_heads(sents, source)
         self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits).fit(sents)
         data = self.features_.transform(sents)
         problem = self._problem(data, heads)
         dev_problem = None
         if dev is not None:
-            dsents, dsource = _sentences(dev)
-            dev_problem = self._problem(self.features_.transform(dsents), _gold_heads(dsents, dsource))
+            dsents, dsource = sentences_of(dev)
+            dev_problem = self._problem(self.features_.transform(dsents), gold_heads(dsents, dsource))
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
         result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
@@ -209,8 +159,8 @@ class GraphDependencyParser(Estimator):
         return hasattr(self, "coef_")
 
     def _prepare(self, X, tags):
-        sents, source = _sentences(X)
-        sents = _with_tags(sents, self.tags, tags)
+        sents, source = sentences_of(X)
+        sents = with_tags(sents, self.tags, tags)
         return sents, source, self.features_.transform(sents)
 
     def _flat_heads(self, data, voted: bool) -> np.ndarray:
@@ -253,7 +203,7 @@ class GraphDependencyParser(Estimator):
         self._check_fitted()
         sents, _, data = self._prepare(X, tags)
         flat = self._flat_heads(data, voted)
-        heads = _unflatten(flat, data.offsets, root=True)
+        heads = unflatten(flat, data.offsets, root=True)
         rels = self._deprels(data, flat) if labels and self.label_coef_ is not None else None
         return heads, rels
 
@@ -269,18 +219,9 @@ class GraphDependencyParser(Estimator):
         (None otherwise); a gold label the labeller never saw counts as wrong.
         """
         self._check_fitted()
-        sents, source = _sentences(X)
-        gold = _unflatten(_gold_heads(sents, source), np.concatenate([[0], np.cumsum([len(s.forms) for s in sents])]),
-                          root=True)
+        sents, source = sentences_of(X)
         heads, rels = self.parse(sents, tags=tags, voted=voted)
-        gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
-        punct = [np.asarray(s.upos, dtype=object) == PUNCT for s in sents]
-        with_p = attachment_scores(gold, heads, gold_rels, rels)
-        without = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
-        return {"uas": with_p["uas"], "las": with_p.get("las"), "uas_no_punct": without["uas"],
-                "las_no_punct": without.get("las"), "words": with_p["words"], "words_no_punct": without["words"],
-                "sentences": len(sents),
-                "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT"}
+        return attachment_report(sents, source, heads, rels)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -292,9 +233,9 @@ class GraphDependencyParser(Estimator):
                              "label_epochs": self.label_epochs, "select_epoch": self.select_epoch,
                              "best_epoch": self.best_epoch_},
                 "history": self.history_}
-        arrays = _sparse("coef", self.coef_)
+        arrays = sparse_weights("coef", self.coef_)
         if self.label_coef_ is not None:
-            arrays.update(_sparse("label_coef", self.label_coef_))
+            arrays.update(sparse_weights("label_coef", self.label_coef_))
         return meta, arrays
 
     @classmethod
@@ -311,32 +252,12 @@ class GraphDependencyParser(Estimator):
             if meta[name] != getattr(self, name):
                 raise ValueError(f"{name} {meta[name]!r} in the header, {getattr(self, name)!r} in the parameters")
         self.features_ = ArcFeatures.from_state(meta["features"])
-        self.coef_ = _dense("coef", arrays, 1 << int(self.hash_bits))
+        self.coef_ = dense_weights("coef", arrays, 1 << int(self.hash_bits))
         self.labels_ = None if meta["labels"] is None else checked_labels(meta["labels"], "DEPREL labels")
         self.label_coef_ = None
         if self.labels_ is not None:
-            self.label_coef_ = _dense("label_coef", arrays, (1 << int(self.label_bits)) * len(self.labels_))
+            self.label_coef_ = dense_weights("label_coef", arrays, (1 << int(self.label_bits)) * len(self.labels_))
         self.history_ = meta.get("history", [])
         self.best_epoch_ = s.get("best_epoch")
         self.interrupted_ = False
         self._voted = None
-
-
-def _sparse(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
-    nz = np.flatnonzero(w)
-    idx = nz.astype(np.uint32) if w.shape[0] <= np.iinfo(np.uint32).max else nz.astype(INT)
-    return {f"{name}_idx": idx, f"{name}_val": w[nz].astype(FLOAT), f"{name}_size": np.array([w.shape[0]], INT)}
-
-
-def _dense(name: str, arrays: dict, expected: int) -> np.ndarray:
-    size = int(arrays[f"{name}_size"][0])
-    if size != expected:
-        raise ValueError(f"{name} has {size} entries, the settings imply {expected}")
-    idx = arrays[f"{name}_idx"].astype(INT)
-    val = arrays[f"{name}_val"]
-    if idx.shape != val.shape or (idx.size and (idx.min() < 0 or idx.max() >= size)):
-        raise ValueError(f"{name}: inconsistent sparse arrays")
-    w = np.zeros(size, FLOAT)
-    w[idx] = val
-    return w
-

@@ -1,0 +1,109 @@
+"""What the dependency parsers share: reading sentences, gold trees, tag substitution, attachment scores and the
+sparse storage of weight vectors in a model file."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import numpy as np
+
+from swvp._config import FLOAT, INT
+from swvp.data.conllu import find_tree_error, read_conllu
+from swvp.exceptions import DataError
+from swvp.metrics import attachment_scores
+
+PUNCT = "PUNCT"
+
+
+def sentences_of(X) -> tuple[list, str | None]:
+    """Sentences and the file name errors should report."""
+    if isinstance(X, (str, os.PathLike)):
+        corpus = read_conllu(X)
+        return list(corpus.sentences), os.fspath(X)
+    if hasattr(X, "sentences"):
+        return list(X.sentences), getattr(X, "path", None)
+    return list(X), None
+
+
+def gold_heads(sents: list, source: str | None) -> np.ndarray:
+    """Flat gold heads (words only); a sentence that is not a single-rooted tree raises DataError."""
+    parts = []
+    for i, s in enumerate(sents):
+        heads = getattr(s, "heads", None)
+        lines = getattr(s, "line_numbers", None)
+        if heads is None:
+            raise DataError(source, lines[0] if lines else None,
+                            f"sentence {i + 1} has no HEAD column ('_'); training and evaluation need gold trees")
+        heads = np.asarray(heads, INT)
+        problem = find_tree_error(heads)
+        if problem is not None:
+            d, msg = problem
+            raise DataError(source, lines[d - 1] if lines else None, f"sentence {i + 1}, word {d}: {msg}")
+        parts.append(heads[1:])
+    return np.concatenate(parts) if parts else np.zeros(0, INT)
+
+
+def with_tags(sents: list, column: str, tags) -> list:
+    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence), e.g. a tagger's output."""
+    if tags is None:
+        return sents
+    tags = list(tags)
+    if len(tags) != len(sents):
+        raise ValueError(f"tags: {len(tags)} sentences given, {len(sents)} to parse")
+    out = []
+    for s, t in zip(sents, tags):
+        t = list(t)
+        if len(t) != len(s.forms):
+            raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
+        fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "heads", "deprels")}
+        fields[column] = t
+        out.append(SimpleNamespace(**fields))
+    return out
+
+
+def unflatten(flat: np.ndarray, offsets: np.ndarray, root: bool) -> list:
+    out = []
+    for s in range(offsets.shape[0] - 1):
+        seg = flat[offsets[s]:offsets[s + 1]]
+        out.append(np.concatenate([[-1], seg]).astype(INT) if root else seg)
+    return out
+
+
+def attachment_report(sents: list, source: str | None, heads: list, rels: list | None) -> dict:
+    """UAS and LAS of predicted ``heads`` / ``rels`` against the gold trees of ``sents``, with punctuation (every
+    word) and without (words whose gold UPOS is PUNCT excluded; ALGORITHMS.md §8.5).
+
+    Keys: ``uas``, ``las`` (punctuation included; LAS None without ``rels``), ``uas_no_punct``, ``las_no_punct``,
+    ``words``, ``words_no_punct``, ``sentences``, ``punctuation`` (the policy in words). A gold label the model
+    never saw counts as wrong; gold data that is not a single-rooted tree raises DataError naming file and line.
+    """
+    gold = unflatten(gold_heads(sents, source), np.concatenate([[0], np.cumsum([len(s.forms) for s in sents])]),
+                     root=True)
+    gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
+    punct = [np.asarray(s.upos, dtype=object) == PUNCT for s in sents]
+    with_p = attachment_scores(gold, heads, gold_rels, rels)
+    without = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
+    return {"uas": with_p["uas"], "las": with_p.get("las"), "uas_no_punct": without["uas"],
+            "las_no_punct": without.get("las"), "words": with_p["words"], "words_no_punct": without["words"],
+            "sentences": len(sents),
+            "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT"}
+
+
+def sparse_weights(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
+    nz = np.flatnonzero(w)
+    idx = nz.astype(np.uint32) if w.shape[0] <= np.iinfo(np.uint32).max else nz.astype(INT)
+    return {f"{name}_idx": idx, f"{name}_val": w[nz].astype(FLOAT), f"{name}_size": np.array([w.shape[0]], INT)}
+
+
+def dense_weights(name: str, arrays: dict, expected: int) -> np.ndarray:
+    size = int(arrays[f"{name}_size"][0])
+    if size != expected:
+        raise ValueError(f"{name} has {size} entries, the settings imply {expected}")
+    idx = arrays[f"{name}_idx"].astype(INT)
+    val = arrays[f"{name}_val"]
+    if idx.shape != val.shape or (idx.size and (idx.min() < 0 or idx.max() >= size)):
+        raise ValueError(f"{name}: inconsistent sparse arrays")
+    w = np.zeros(size, FLOAT)
+    w[idx] = val
+    return w

@@ -1,0 +1,190 @@
+"""``TransitionDependencyParser``: the arc-standard beam-search parser users hold (scikit-learn style).
+
+Huang & Sagae (2010) with Huang, Fayong & Guo's (2012) violation-fixing training: labelled arc-standard actions
+(:mod:`swvp.transition.arc_standard`; LAS comes from the parser itself), DP beam search with exact gold tracking,
+any update selection (max-violation by default) and any update rule of the core (CSP or SWVP on the selected
+prefix pair), averaged, with the best dev epoch kept. Templates: ``huang-sagae`` (the paper's, ALGORITHMS.md
+§3.2) or ``zhang-nivre`` (richer: distance, valency, second-order children, label sets; the default).
+
+Training trees the arc-standard oracle cannot reach (non-projective ones) are skipped and counted
+(``nonprojective="skip"``, the default) or replaced by their pseudo-projective lift (``"lift"``); the counts are
+in ``oracle_counts_`` and the model file. Prediction always outputs projective trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from swvp.features.transition import TEMPLATE_SETS, TransitionFeatures
+from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+from swvp.learn.search import Beam
+from swvp.problems.transition import TransitionProblem
+from swvp.tasks._parsing import (
+    attachment_report,
+    dense_weights,
+    gold_heads,
+    sentences_of,
+    sparse_weights,
+    unflatten,
+    with_tags,
+)
+from swvp.tasks.base import Estimator, checked_labels
+from swvp.transition.arc_standard import gold_actions
+from swvp.transition.beam import TransitionModel
+
+MODEL_KIND = "transition-parser"
+
+__all__ = ["MODEL_KIND", "TransitionDependencyParser"]
+
+
+def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 15) -> Perceptron:
+    """Averaged CSP with DP beam search and max-violation updates (Huang et al. 2012 §6: ~15 epochs)."""
+    return Perceptron(search=Beam(size=beam, select=select), epochs=epochs)
+
+
+class TransitionDependencyParser(Estimator):
+    """An arc-standard transition parser with beam search, trained by the violation-fixing perceptron.
+
+    Parameters
+    ----------
+    templates : "zhang-nivre" (default) or "huang-sagae" (:data:`swvp.features.transition.TEMPLATE_SETS`).
+    tags : "upos" or "xpos": the POS column read by the features (gold from the file unless overridden).
+    learner : a :class:`~swvp.learn.perceptron.Perceptron` whose search is greedy or beam search (it is also the
+        decoder); default: averaged CSP, beam 8, max-violation, 15 epochs.
+    hash_bits : features hash into ``2**hash_bits`` rows of ``1 + 2L`` action weights (L arc labels).
+    nonprojective : "skip" (default) or "lift" for training trees the oracle cannot reach.
+    dp : merge equivalent states in the beam (Huang & Sagae's dynamic programming).
+    select_epoch : with dev data, keep the epoch with the best dev UAS (else the last).
+    root_label : the DEPREL written for the word attached to ROOT.
+    """
+
+    MODEL_KIND = MODEL_KIND
+
+    def __init__(self, *, templates: str = "zhang-nivre", tags: str = "upos", learner: Perceptron | None = None,
+                 hash_bits: int = 18, nonprojective: str = "skip", dp: bool = True, select_epoch: bool = True,
+                 root_label: str = "root"):
+        self.templates = templates
+        self.tags = tags
+        self.learner = learner
+        self.hash_bits = hash_bits
+        self.nonprojective = nonprojective
+        self.dp = dp
+        self.select_epoch = select_epoch
+        self.root_label = root_label
+
+    def _learner(self) -> Perceptron:
+        return self.learner if self.learner is not None else default_learner()
+
+    def _search(self) -> Beam:
+        search = self._learner().resolved()[0]
+        if not isinstance(search, Beam):
+            raise ValueError(f"a transition parser searches with greedy or beam search, got {search!r} "
+                             "(e.g. Perceptron(search=Beam(8, 'max-violation')))")
+        return search
+
+    def _validate(self) -> None:
+        if self.templates not in TEMPLATE_SETS:
+            raise ValueError(f"templates must be one of {sorted(TEMPLATE_SETS)}, got {self.templates!r}")
+        if self.tags not in ("upos", "xpos"):
+            raise ValueError(f"tags must be 'upos' or 'xpos', got {self.tags!r}")
+        if self.nonprojective not in ("skip", "lift"):
+            raise ValueError(f"nonprojective must be 'skip' or 'lift', got {self.nonprojective!r}")
+        self._search()
+
+    # -- training -----------------------------------------------------------------------------------------
+    def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+            on_progress: Callable | None = None) -> TransitionDependencyParser:
+        """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS, every
+        word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line)."""
+        self._validate()
+        sents, source = sentences_of(X)
+        if not sents:
+            raise ValueError("fit needs at least one sentence")
+        gold_heads(sents, source)  # validates every tree, naming file and line
+        if any(getattr(s, "deprels", None) is None for s in sents):
+            raise ValueError("training needs a DEPREL column")
+        self.features_ = TransitionFeatures(tags=self.tags, root_label=self.root_label).fit(sents)
+        model = self._model()
+        data = self.features_.transform(sents)
+        gold = gold_actions(data, model.n_labels, nonprojective=self.nonprojective)
+        self.oracle_counts_ = dict(gold.counts)
+        if not gold.usable.any():
+            raise ValueError(f"no training tree is reachable by the arc-standard oracle ({gold.counts})")
+        problem = TransitionProblem(data, model, gold, dp=self.dp)
+        dev_problem = None
+        if dev is not None:
+            dsents, dsource = sentences_of(dev)
+            gold_heads(dsents, dsource)
+            dev_problem = TransitionProblem(self.features_.transform(dsents), model, dp=self.dp)
+        learner = self._learner()
+        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
+        self.best_epoch_ = result.best_epoch
+        self.interrupted_ = result.interrupted
+        return self
+
+    def _model(self) -> TransitionModel:
+        return TransitionModel.create(self.templates, bits=int(self.hash_bits),
+                                      n_labels=max(1, self.features_.n_labels))
+
+    # -- prediction ---------------------------------------------------------------------------------------
+    def _is_fitted(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def parse(self, X, *, tags=None, beam: int | None = None) -> tuple[list[np.ndarray], list[list[str]]]:
+        """(heads, deprels) of sentences ``X``: head vectors (int64, n + 1, ``heads[0] = −1``) and DEPREL lists.
+
+        ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output). ``beam``:
+        decode with another beam width than the learner's.
+        """
+        self._check_fitted()
+        sents, _ = sentences_of(X)
+        sents = with_tags(sents, self.tags, tags)
+        data = self.features_.transform(sents, gold=False)
+        search = self._search() if beam is None else Beam(size=int(beam))
+        heads, labels = TransitionProblem(data, self._model(), dp=self.dp).parse(self.coef_, search)
+        names = np.asarray([*self.features_.labels, self.root_label], dtype=object)[labels]  # −1: the root word
+        rels = [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
+        return unflatten(heads, data.offsets, root=True), rels
+
+    def predict(self, X, *, tags=None, beam: int | None = None) -> list[np.ndarray]:
+        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``."""
+        return self.parse(X, tags=tags, beam=beam)[0]
+
+    def score(self, X, y=None) -> float:
+        """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
+        return self.evaluate(X)["uas"]
+
+    def evaluate(self, X, *, tags=None, beam: int | None = None) -> dict:
+        """UAS and LAS with and without punctuation (:func:`swvp.tasks._parsing.attachment_report`)."""
+        self._check_fitted()
+        sents, source = sentences_of(X)
+        heads, rels = self.parse(sents, tags=tags, beam=beam)
+        return attachment_report(sents, source, heads, rels)
+
+    # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """Weights are stored sparsely (indices and values of the non-zero entries), exactly."""
+        meta = {"features": self.features_.state(), "oracle": self.oracle_counts_,
+                "settings": {"templates": self.templates, "hash_bits": self.hash_bits,
+                             "search": {"kind": "beam", "size": int(self._search().size),
+                                        "select": self._search().select},
+                             "best_epoch": self.best_epoch_},
+                "history": self.history_}
+        return meta, sparse_weights("coef", self.coef_)
+
+    def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.features_ = TransitionFeatures.from_state(meta["features"])
+        checked_labels(self.features_.labels, "DEPREL labels")
+        if self.features_.tags != self.tags or self.features_.root_label != self.root_label:
+            raise ValueError("the header's features disagree with the parameters (tags, root_label)")
+        self.coef_ = dense_weights("coef", arrays, self._model().weight_size)
+        self.oracle_counts_ = dict(meta.get("oracle", {}))
+        self.history_ = meta.get("history", [])
+        self.best_epoch_ = meta["settings"].get("best_epoch")
+        self.interrupted_ = False
