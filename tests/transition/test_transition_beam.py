@@ -12,7 +12,11 @@ from swvp.features import _transition_kernels as FK
 from swvp.features.transition import TransitionData
 from swvp.learn.selectors import select
 from swvp.transition.arc_standard import actions_to_tree, oracle
-from swvp.transition.beam import TransitionModel, add_action_delta, beam_search, decode, score_sequence, sentence
+from swvp.learn.ops import Accum
+from swvp.problems._transition_ops import action_delta_into
+from swvp.problems.transition import TransitionProblem
+from swvp.transition.arc_standard import gold_actions
+from swvp.transition.beam import TransitionModel, beam_search, decode, score_sequence
 
 BITS = 8
 
@@ -122,7 +126,8 @@ def test_trace_violations_equal_recomputed_prefix_scores():
 
 
 @pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
-def test_add_action_delta_is_coef_times_phi_difference(name):
+def test_engine_prefix_delta_is_coef_times_phi_difference(name):
+    """The engine's ΔΦ of two prefixes (problems/_transition_ops: replay, kept rows, ``delta``) against Φ by name."""
     rng = np.random.default_rng(13)
     for _ in range(25):
         n = int(rng.integers(1, 9))
@@ -131,29 +136,30 @@ def test_add_action_delta_is_coef_times_phi_difference(name):
         model = TransitionModel.create(name, bits=BITS, n_labels=L)
         heads = random_projective_tree(n, rng)
         gold = oracle(heads, rng.integers(0, L, n + 1), L)
+        data.heads, data.labels = heads[1:], np.where(heads[1:] == 0, -1, 0)
+        st = TransitionProblem(data, model, gold_actions(data, L)).structure()
         w0 = random_weights(model, rng, integer=False)
         pred = beam_search(w0, data, 0, model, beam_size=2).output
         m = int(rng.integers(1, 2 * n))
         coef, cavg = float(rng.normal()), 7.0
         w, u = w0.copy(), np.zeros_like(w0)
         cap = 4096
-        log_idx, log_val, log_n = np.zeros(cap, np.int64), np.zeros(cap), np.zeros(1, np.int64)
-        add_action_delta(w, u, cavg, coef, sentence(data, 0), model.feats, gold, pred, m, log_idx, log_val, log_n)
+        acc = Accum(w, u, np.zeros(cap, np.int64), np.zeros(cap), np.zeros(1, np.int64))
+        action_delta_into(st, 0, acc, cavg, coef, gold, pred, m)
         want = np.zeros_like(w0)
         for sign, seq in ((1.0, gold[:m]), (-1.0, pred[:m])):
             for k, c in naive_phi(data.words, data.tags, n, model.templates.templates, BITS, L, seq).items():
                 want[k] += sign * coef * c
         np.testing.assert_allclose(w - w0, want, atol=1e-12)
         np.testing.assert_allclose(u, cavg * want, atol=1e-12)
-        assert log_n[0] <= cap
+        assert acc.log_n[0] <= cap
         logged = np.zeros_like(w0)
-        np.add.at(logged, log_idx[:log_n[0]], log_val[:log_n[0]])
+        np.add.at(logged, acc.log_idx[:acc.log_n[0]], acc.log_val[:acc.log_n[0]])
         np.testing.assert_allclose(logged, want, atol=1e-12)
-        # no log
+        # no log: the same weights
         w2 = w0.copy()
-        e = np.zeros(0, np.int64)
-        add_action_delta(w2, np.zeros_like(w0), 0.0, coef, sentence(data, 0), model.feats, gold, pred, m,
-                         e, np.zeros(0), np.zeros(1, np.int64))
+        action_delta_into(st, 0, Accum(w2, np.zeros_like(w0), np.zeros(0, np.int64), np.zeros(0),
+                                       np.zeros(1, np.int64)), 0.0, coef, gold, pred, m)
         np.testing.assert_allclose(w2, w, atol=0)
 
 

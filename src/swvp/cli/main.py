@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from swvp.cli import parsing
 
-    par = train_sub.add_parser("parser", help="a graph-based dependency parser (Eisner / Chu-Liu-Edmonds)")
+    par = train_sub.add_parser("parser", help="a dependency parser: graph-based (Eisner / Chu-Liu-Edmonds) or "
+                                                    "transition-based (arc-standard beam search)")
     parsing.add_train_arguments(par)
     par.set_defaults(func=parsing.cmd_train_parser)
 
@@ -156,10 +157,11 @@ def _model_and_commands(path):
     """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate)."""
     from swvp.cli import parsing, tagging
     from swvp.exceptions import ModelFormatError
-    from swvp.tasks import GraphDependencyParser, SequenceTagger, load
+    from swvp.tasks import GraphDependencyParser, SequenceTagger, TransitionDependencyParser, load
 
     commands = {SequenceTagger: (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
-                GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser)}
+                GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
+                TransitionDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser)}
     try:
         model = load(path)
     except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check

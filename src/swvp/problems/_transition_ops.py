@@ -28,7 +28,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from swvp._config import INT, NJIT_NO_ALLOC
+from swvp._config import INT, NJIT, NJIT_NO_ALLOC
 from swvp.features._transition_kernels import CTX, N_ATOM_CODES, fill_rows
 from swvp.inference._kernels.beam import new_trace
 from swvp.learn import ops
@@ -254,6 +254,16 @@ def _beam_search(st, bs, sc, n, y, track_gold, start):
 
 def _backtrack(st, bs, i, out):
     beam_backtrack(bs.trace.labels, bs.trace.parents, i, 0, out)
+
+
+@njit(**NJIT)
+def action_delta_into(st, s, acc, cavg, coef, y, z, m):
+    """w += coef·(Φ(y[:m]) − Φ(z[:m])) on sentence s through the engine's own operations (replay, then ``delta``),
+    with lazy averaging at example ``cavg`` and the log of ``acc`` (:data:`swvp.learn.ops.Accum`)."""
+    ws = ops.workspace(st, 0)
+    ops.begin_update(st, ws, s, y, z, m)
+    ops.delta(st, ws, acc, cavg, coef, s, y, z, m)
+    ops.end_update(st, ws, s, y, z, m)
 
 
 ops.register(ArcStandardData, {

@@ -108,20 +108,27 @@ class GraphDependencyParser(Estimator):
         if dev is not None:
             dsents, dsource = sentences_of(dev)
             dev_problem = self._problem(self.features_.transform(dsents), gold_heads(dsents, dsource))
-        learner = self._learner()
-        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
-        self.best_epoch_ = result.best_epoch
-        self.interrupted_ = result.interrupted
-        self._voted = result.voted
+        # The labeller learns from gold trees only: trained first, so that every checkpoint holds it.
         self.labels_ = None
         self.label_coef_ = None
         if self.labeller:
             self._fit_labeller(sents, data, heads, source)
+        learner = self._learner()
+        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        self._finish(result)
         return self
+
+    def _finish(self, result: TrainResult) -> None:
+        """Take the arc weights from a (possibly partial) training result: the best dev epoch's when
+        ``select_epoch`` and dev data gave them, else the last epoch's (averaged if the learner averages).
+        Called at the end of :meth:`fit`, and by ``swvp train --checkpoint`` after every epoch."""
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
+        self.best_epoch_ = result.best_epoch
+        self.interrupted_ = result.interrupted
+        self._voted = result.voted
 
     def _problem(self, data, heads=None) -> TreeProblem:
         return TreeProblem(data, heads, order=self.order, decoder=self.decoder, single_root=self.single_root,

@@ -121,12 +121,18 @@ class TransitionDependencyParser(Estimator):
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
         result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        self._finish(result)
+        return self
+
+    def _finish(self, result: TrainResult) -> None:
+        """Take the fitted state from a (possibly partial) training result: the best dev epoch's weights when
+        ``select_epoch`` and dev data gave them, else the last epoch's (averaged if the learner averages).
+        Called at the end of :meth:`fit`, and by ``swvp train --checkpoint`` after every epoch."""
         self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and dev_problem is not None and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(learner.average)
+        use_best = self.select_epoch and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
         self.best_epoch_ = result.best_epoch
         self.interrupted_ = result.interrupted
-        return self
 
     def _model(self) -> TransitionModel:
         return TransitionModel.create(self.templates, bits=int(self.hash_bits),

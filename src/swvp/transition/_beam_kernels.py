@@ -46,7 +46,6 @@ from swvp._config import FLOAT, INT, NJIT
 from swvp.features._arc_kernels import hstart, hstep
 from swvp.features._transition_kernels import CTX, N_ATOM_CODES, add_rows, fill_rows, node_key, nodes_equal
 from swvp.inference._kernels.beam import close_step
-from swvp.model._kernels import bump
 from swvp.transition._kernels import (
     F_DEPTH,
     F_GOLD,
@@ -284,39 +283,6 @@ def prefix_score(w, sent, feats, seq, m):
         s = s + acc[seq[t]]
         apply(pool, t, t + 1, seq[t], L)
     return s
-
-
-@njit(**NJIT)
-def add_action_delta(w, u, cavg, coef, sent, feats, gold_actions, pred_actions, m, log_idx, log_val, log_n):
-    """w += coef·(Φ(gold prefix) − Φ(pred prefix)) over the first ``m`` actions; u += cavg·(same).
-
-    Lazy averaging as :func:`swvp.model._kernels.add_delta` (ALGORITHMS.md §5); empty ``log_idx`` = no log.
-    The common prefix of the two sequences reaches the same states with the same actions and cancels: only
-    steps from the first differing action on are touched.
-    """
-    words, tags, o, n = sent
-    table, attrs, rmask, L = feats
-    A = n_actions(L)
-    lo = 0
-    while lo < m and gold_actions[lo] == pred_actions[lo]:
-        lo += 1
-    if lo == m:
-        return
-    ctx = np.empty(CTX, INT)
-    vals = np.empty(N_ATOM_CODES, INT)
-    rows = np.empty(max(table.shape[0], 1), INT)
-    pool = np.empty((m + 1, NF), INT)
-    for side in range(2):
-        seq = gold_actions if side == 0 else pred_actions
-        c = coef if side == 0 else -coef
-        init_state(pool, 0, False)
-        for t in range(m):
-            if t >= lo:
-                context(pool, t, ctx)
-                nf = fill_rows(table, words, tags, o, n, ctx, rmask, vals, rows)
-                for f in range(nf):
-                    bump(w, u, cavg, rows[f] * A + seq[t], c, log_idx, log_val, log_n)
-            apply(pool, t, t + 1, seq[t], L)
 
 
 @njit(**NJIT)

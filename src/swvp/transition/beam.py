@@ -6,9 +6,9 @@ after i + 1 actions; ``top_score[i] − gold_score[i]`` is w·Φ(t_i) − w·Φ(
 
 The learner's per-sentence operations are the kernels (no Python per sentence):
 ``beam_search_into(w, sent, feats, beam, gold, trace, ws)``, ``backtrack(actions, parents, i, j, out)``,
-``prefix_score(w, sent, feats, seq, m)`` and
-``add_action_delta(w, u, cavg, coef, sent, feats, gold_actions, pred_actions, m, log_idx, log_val, log_n)``;
-:class:`TransitionModel` builds their argument groups. The functions here wrap them for single calls and tests.
+and ``prefix_score(w, sent, feats, seq, m)``; :class:`TransitionModel` builds their argument groups. The functions
+here wrap them for single calls and tests. Training (the prefix updates ΔΦ) runs in the learning engine:
+:mod:`swvp.problems._transition_ops`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from swvp._config import FLOAT, INT
 from swvp.features.transition import TemplateSet, TransitionData, template_set
 from swvp.transition import _beam_kernels as _bk
 from swvp.transition import _kernels as _k
-from swvp.transition._beam_kernels import add_action_delta, backtrack, beam_search_into, prefix_score, workspace
+from swvp.transition._beam_kernels import backtrack, beam_search_into, prefix_score, workspace
 
 __all__ = [
     "TransitionModel",
     "TransitionTrace",
-    "add_action_delta",
     "backtrack",
     "beam_search",
     "beam_search_into",
