@@ -168,8 +168,8 @@ def test_swvp_single_step_update_equals_the_dense_reference(mode):
     """One max-violation update of single-step SWVP: mixed assignments m^{t} (step t's part taken from the
     prediction), their margins and γ (WM, β = 2) from dense per-step Φ; the CSP back-off when I^v is empty."""
     P, rng = problem(3, n_sent=30, max_len=7)
-    checked = backoffs = 0
-    for trial in range(30):
+    checked = 0
+    for _ in range(30):
         w0 = rng.integers(-2, 3, P.weight_size).astype(float)
         s = int(rng.integers(P.n_examples))
         y = P.gold.of(s, P.data.offsets)
@@ -186,7 +186,6 @@ def test_swvp_single_step_update_equals_the_dense_reference(mode):
         viol = [t for t in dphi if margin[t] <= EPS]
         if not viol:
             want = sum(dphi.values())
-            backoffs += 1
         else:
             S = viol if mode == "aggressive" else list(dphi)
             gamma = naive_gamma([margin[t] for t in S], "wm", 2.0)

@@ -10,12 +10,11 @@ import pytest
 from naive_transition import all_sequences, naive_beam, naive_phi, naive_sequence_score, random_projective_tree
 from swvp.features import _transition_kernels as FK
 from swvp.features.transition import TransitionData
-from swvp.learn.selectors import select
-from swvp.transition.arc_standard import actions_to_tree, oracle
 from swvp.learn.ops import Accum
+from swvp.learn.selectors import select
 from swvp.problems._transition_ops import action_delta_into
 from swvp.problems.transition import TransitionProblem
-from swvp.transition.arc_standard import gold_actions
+from swvp.transition.arc_standard import actions_to_tree, gold_actions, oracle
 from swvp.transition.beam import TransitionModel, beam_search, decode, score_sequence
 
 BITS = 8
