@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("--out", default="runs/pcfg")
     pc.set_defaults(func=_cmd_pcfg)
 
+    from swvp.experiments import incremental_parsing
+
+    ip = exp_sub.add_parser("incremental-parsing", help="Huang et al. 2012 Table 3 / Figs 5-6 analog (arc-standard "
+                                                        "beam parsing, EWT)")
+    incremental_parsing.add_arguments(ip)
+    ip.set_defaults(func=incremental_parsing.run_from_args)
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
