@@ -1,8 +1,9 @@
-"""Graph-based dependency parsing on UD English-EWT against UDPipe 1 — one run, same machine, same data.
+"""Dependency parsing on UD English-EWT: swvp's graph and transition parsers against UDPipe 1 — one run, same machine.
 
 Run by hand (never by the tests)::
 
-    .venv/bin/python benchmarks/parsing.py [--quick] [--epochs 10] [--udpipe-iterations N] [--udpipe-options OPTS]
+    .venv/bin/python benchmarks/parsing.py [--quick] [--epochs 10] [--transition-epochs 15]
+        [--systems order1,order2,transition,transition-hs] [--udpipe-iterations N] [--udpipe-options OPTS]
         [--udpipe-columns upos,gold] [--skip-udpipe] [--out FILE]
 
 Issue 5, "Benchmark" and "Targets". Gold tokenization and gold UPOS everywhere:
@@ -10,6 +11,12 @@ Issue 5, "Benchmark" and "Targets". Gold tokenization and gold UPOS everywhere:
 - swvp ``GraphDependencyParser`` of order 1 and order 2 (Eisner, averaged CSP, ``--epochs`` passes, seed 0, the
   epoch with the best dev UAS kept), trained on ``ud/en_ewt/train`` with ``dev`` for epoch selection. Its features
   read FORM (lower-cased, prefix, suffix) and UPOS.
+- swvp ``TransitionDependencyParser`` (issue 13): its best configuration (``transition``: the ``zhang-nivre``
+  templates, DP beam 8, max-violation, averaged CSP) and the paper's (``transition-hs``: ``huang-sagae`` templates,
+  beam 8), ``--transition-epochs`` passes, the best dev epoch kept; parsed with the training beam. Targets (issue 13):
+  test UAS >= 88.7 and LAS >= 86.8 (an arc-eager beam-64 Java perceptron parser measured on this kind of machine:
+  88.66 / 86.77, ~340 s per epoch, 640 words/s), <= 34 s per training epoch (the compiled epoch alone, one core) and
+  >= 6,400 words/s parsing, peak RSS < 2 GB (fresh process, read + 2 epochs).
 - UDPipe 1 (``ufal.udpipe``, Parsito) trained on the same train file with the same dev file as heldout (UDPipe's own
   early stopping on heldout LAS): parser only (``Trainer.train("morphodita_parsito", train, dev, "none", "none",
   options)``), UDPipe's default parser options except those listed in the output (``iterations`` when reduced,
@@ -60,10 +67,12 @@ from _harness import (
 
 from swvp.data.conllu import read_conllu
 from swvp.data.paths import data_path
+from swvp.learn.engine import CompiledProblem
 from swvp.learn.perceptron import Perceptron
+from swvp.learn.search import Beam
 from swvp.metrics import attachment_scores
-from swvp.problems.tree import TreeProblem
 from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.transition_parser import TransitionDependencyParser
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "parsing.json"
@@ -81,7 +90,22 @@ UDPIPE_DEFAULTS = {"transition_system": "projective", "transition_oracle": "dyna
 UDPIPE_COLUMNS = {"upos": ("FORM+UPOS", "FORM and UPOS, as swvp sees them (LEMMA, XPOS, FEATS, DEPS blanked)"),
                   "gold": ("all gold", "every gold column of the file (UDPipe's defaults then also embed gold FEATS)")}
 TARGETS = {"uas_order1": 0.85, "epoch_order1_s": 10.0, "epoch_order2_s": 60.0, "parse_order1_sps": 1000.0,
-           "rss_order2_mb": 2048.0}
+           "rss_order2_mb": 2048.0, "uas_transition": 0.887, "las_transition": 0.868, "epoch_transition_s": 34.0,
+           "parse_transition_wps": 6400.0, "rss_transition_mb": 2048.0}
+#: swvp systems: key → (label, estimator factory (epochs → parser))
+SYSTEMS = {
+    "order1": ("swvp order 1", lambda epochs: GraphDependencyParser(
+        order=1, decoder="eisner", learner=Perceptron(epochs=epochs, random_state=0))),
+    "order2": ("swvp order 2", lambda epochs: GraphDependencyParser(
+        order=2, decoder="eisner", learner=Perceptron(epochs=epochs, random_state=0))),
+    "transition": ("swvp transition ZN b8", lambda epochs: TransitionDependencyParser(
+        templates="zhang-nivre", learner=Perceptron(search=Beam(8, "max-violation"), epochs=epochs,
+                                                    random_state=0))),
+    "transition-hs": ("swvp transition HS b8", lambda epochs: TransitionDependencyParser(
+        templates="huang-sagae", learner=Perceptron(search=Beam(8, "max-violation"), epochs=epochs,
+                                                    random_state=0))),
+}
+GRAPH = ("order1", "order2")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -108,8 +132,9 @@ def score(sents, heads, rels) -> dict:
 
 @contextlib.contextmanager
 def kernel_clock(records: list):
-    """Time every ``TreeProblem.run_epoch`` call (one per epoch without ``on_progress``): the compiled epoch alone."""
-    original = TreeProblem.run_epoch
+    """Time every ``run_epoch`` call of a compiled problem (one per epoch without ``on_progress``): the compiled
+    epoch alone."""
+    original = CompiledProblem.run_epoch
 
     def timed(self, *args, **kwargs):
         t0 = stamp()
@@ -118,37 +143,40 @@ def kernel_clock(records: list):
         records.append({"start": t0, "wall": wall, "cpu": cpu})
         return out
 
-    TreeProblem.run_epoch = timed
+    CompiledProblem.run_epoch = timed
     try:
         yield records
     finally:
-        TreeProblem.run_epoch = original
+        CompiledProblem.run_epoch = original
 
 
-def swvp_parser(order: int, epochs: int) -> GraphDependencyParser:
-    return GraphDependencyParser(order=order, decoder="eisner", learner=Perceptron(epochs=epochs, random_state=0))
+def swvp_parser(system: str, epochs: int):
+    return SYSTEMS[system][1](epochs)
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # swvp
 # ----------------------------------------------------------------------------------------------------------------
-def warm_up_swvp() -> float:
+def warm_up_swvp(systems) -> float:
     """Load (or compile) swvp's numba kernels on a few sentences so the timed runs measure the steady state."""
     sents = read_conllu(data_path(FILES["dev"])).sentences[:40]
 
     def fit_and_parse():
-        for order in (1, 2):
-            swvp_parser(order, 2).fit(sents, dev=sents[:10]).parse(sents)
+        for system in systems:
+            swvp_parser(system, 2).fit(sents, dev=sents[:10]).parse(sents)
 
     return warm_up(fit_and_parse)
 
 
-def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
-    log(f"== swvp order {order}: fit ({epochs} epochs) — load {load()}")
-    res: dict = {"system": f"swvp order {order}", "order": order, "load_before": load()}
+def run_swvp(system: str, epochs: int, train, dev, test) -> dict:
+    label = SYSTEMS[system][0]
+    log(f"== {label}: fit ({epochs} epochs) — load {load()}")
+    res: dict = {"system": label, "key": system, "load_before": load()}
+    if system in GRAPH:
+        res["order"] = int(system[-1])
     kernels: list = []
     ends: list = []
-    parser = swvp_parser(order, epochs)
+    parser = swvp_parser(system, epochs)
 
     def on_epoch(es, _result):
         ends.append(stamp())
@@ -170,7 +198,7 @@ def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
     res["epochs_run"] = len(epochs_out)
     res["best_epoch"] = parser.best_epoch_
     res["first_epoch_start_after_fit_s"] = kernels[0]["start"][0] - t0[0]  # features + problem set-up (wall)
-    res["labeller_wall_s"] = t0[0] + res["train_wall_s"] - ends[-1][0]  # after the last epoch: labeller (wall)
+    res["after_epochs_wall_s"] = t0[0] + res["train_wall_s"] - ends[-1][0]  # after the last epoch (wall)
     for key in ("seconds", "cpu_s", "kernel_wall_s", "kernel_cpu_s"):
         vals = [e[key] for e in epochs_out]
         res[f"epoch_mean_{key}"] = float(np.mean(vals))
@@ -182,7 +210,11 @@ def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
     res["parse_wall_s"], res["parse_cpu_s"] = best
     res["parse_sps_cpu"] = len(test) / best[1]
     res["parse_sps_wall"] = len(test) / best[0]
+    words = sum(len(s.forms) for s in test)
+    res["parse_wps_cpu"], res["parse_wps_wall"] = words / best[1], words / best[0]
     res["test"] = score(test, heads, rels)
+    if system not in GRAPH:
+        res["oracle"] = parser.oracle_counts_
     res["dev"] = score(dev, *parser.parse(dev))
     ev = parser.evaluate(test)
     res["evaluate_matches"] = all(abs(ev[k] - res["test"][k]) < 1e-12
@@ -190,20 +222,21 @@ def run_swvp(order: int, epochs: int, train, dev, test) -> dict:
     res["load_after"] = load()
     t = res["test"]
     log(f"   train {res['train_cpu_s']:.1f}s CPU / {res['train_wall_s']:.1f}s wall; epoch "
-        f"{res['epoch_mean_cpu_s']:.2f}s CPU; parse {res['parse_sps_cpu']:,.0f} sent/s; UAS {100 * t['uas']:.2f} "
+        f"{res['epoch_mean_cpu_s']:.2f}s CPU; parse {res['parse_sps_cpu']:,.0f} sent/s "
+        f"({res['parse_wps_cpu']:,.0f} words/s); UAS {100 * t['uas']:.2f} "
         f"LAS {100 * t['las']:.2f}")
     return res
 
 
-def memory_child_main(order: int, epochs: int, quick: bool) -> None:
+def memory_child_main(system: str, epochs: int, quick: bool) -> None:
     """Fresh process: read train + dev, fit; print peak RSS (and current RSS at each stage) as one JSON line."""
-    out = {"order": order, "rss_after_imports_mb": proc_mb("VmRSS:")}
+    out = {"system": system, "epochs": epochs, "rss_after_imports_mb": proc_mb("VmRSS:")}
     t0 = stamp()
     train = read_split("train", quick)
     dev = read_split("dev", quick)
     out["rss_after_read_mb"] = proc_mb("VmRSS:")
     per_epoch = []
-    swvp_parser(order, epochs).fit(train, dev=dev, on_epoch=lambda es, r: per_epoch.append(proc_mb("VmRSS:")))
+    swvp_parser(system, epochs).fit(train, dev=dev, on_epoch=lambda es, r: per_epoch.append(proc_mb("VmRSS:")))
     out["rss_after_each_epoch_mb"] = per_epoch
     out["rss_after_fit_mb"] = proc_mb("VmRSS:")
     out["peak_rss_mb"] = proc_mb("VmHWM:")
@@ -212,9 +245,9 @@ def memory_child_main(order: int, epochs: int, quick: bool) -> None:
     child_result(out)
 
 
-def memory_child(order: int, epochs: int, quick: bool) -> dict:
-    log(f"== swvp order {order}: peak RSS of read + fit in a fresh process — load {load()}")
-    res = run_child(__file__, ["--memory-child", str(order), "--epochs", str(epochs)] + (["--quick"] * quick))
+def memory_child(system: str, epochs: int, quick: bool) -> dict:
+    log(f"== {SYSTEMS[system][0]}: peak RSS of read + fit ({epochs} epochs) in a fresh process — load {load()}")
+    res = run_child(__file__, ["--memory-child", system, "--epochs", str(epochs)] + (["--quick"] * quick))
     log(f"   peak RSS {res['peak_rss_mb']:.0f} MB (after imports {res['rss_after_imports_mb']:.0f} MB, after reading "
         f"{res['rss_after_read_mb']:.0f} MB)")
     return res
@@ -396,26 +429,46 @@ def ratios(sw: dict, ud: dict) -> dict:
 
 
 def targets(res: dict) -> list[dict]:
-    o1, o2, mem = res["swvp_order1"], res["swvp_order2"], res.get("memory_order2")
+    o1, o2, mem = res.get("swvp_order1"), res.get("swvp_order2"), res.get("memory_order2")
+    tr, tmem = res.get("swvp_transition"), res.get("memory_transition")
     out = []
 
     def add(name, value, limit, ok, unit=""):
         out.append({"target": name, "measured": value, "limit": limit, "pass": bool(ok), "unit": unit})
 
     for ud in res.get("udpipe", {}).values():
-        add(f"EWT test UAS (punct. included): swvp order 2 (averaged CSP) >= {ud['system']}", o2["test"]["uas"],
-            ud["test"]["uas"], o2["test"]["uas"] >= ud["test"]["uas"])
-    add("EWT test UAS (punct. included): swvp order 1 >= 85%", o1["test"]["uas"], TARGETS["uas_order1"],
-        o1["test"]["uas"] >= TARGETS["uas_order1"])
+        if o2 is not None:
+            add(f"EWT test UAS (punct. included): swvp order 2 (averaged CSP) >= {ud['system']}", o2["test"]["uas"],
+                ud["test"]["uas"], o2["test"]["uas"] >= ud["test"]["uas"])
+    if o1 is not None:
+        add("EWT test UAS (punct. included): swvp order 1 >= 85%", o1["test"]["uas"], TARGETS["uas_order1"],
+            o1["test"]["uas"] >= TARGETS["uas_order1"])
     for o, key in ((o1, "epoch_order1_s"), (o2, "epoch_order2_s")):
+        if o is None:
+            continue
         worst = max(o["epoch_max_cpu_s"], o["epoch_max_seconds"])
         add(f"order {o['order']} epoch (slowest epoch incl. dev evaluation, max of CPU and wall) < "
             f"{TARGETS[key]:.0f} s", worst, TARGETS[key], worst < TARGETS[key], "s")
-    add("order 1 parsing >= 1,000 sentences/s (CPU)", o1["parse_sps_cpu"], TARGETS["parse_order1_sps"],
-        o1["parse_sps_cpu"] >= TARGETS["parse_order1_sps"], "sent/s")
+    if o1 is not None:
+        add("order 1 parsing >= 1,000 sentences/s (CPU)", o1["parse_sps_cpu"], TARGETS["parse_order1_sps"],
+            o1["parse_sps_cpu"] >= TARGETS["parse_order1_sps"], "sent/s")
     if mem is not None:
         add("order 2 training peak RSS < 2 GB (fresh process: read + fit)", mem["peak_rss_mb"],
             TARGETS["rss_order2_mb"], mem["peak_rss_mb"] < TARGETS["rss_order2_mb"], "MB")
+    if tr is not None:
+        add("transition: EWT test UAS (punct. included) >= 88.7%", tr["test"]["uas"], TARGETS["uas_transition"],
+            tr["test"]["uas"] >= TARGETS["uas_transition"])
+        add("transition: EWT test LAS (punct. included) >= 86.8%", tr["test"]["las"], TARGETS["las_transition"],
+            tr["test"]["las"] >= TARGETS["las_transition"])
+        worst = tr["epoch_max_kernel_cpu_s"]
+        add("transition: training epoch (slowest compiled epoch, CPU, one core) <= 34 s", worst,
+            TARGETS["epoch_transition_s"], worst <= TARGETS["epoch_transition_s"], "s")
+        add("transition: parsing >= 6,400 words/s (CPU)", tr["parse_wps_cpu"], TARGETS["parse_transition_wps"],
+            tr["parse_wps_cpu"] >= TARGETS["parse_transition_wps"], "words/s")
+    if tmem is not None:
+        add(f"transition: training peak RSS < 2 GB (fresh process: read + fit, {tmem['epochs']} epochs)",
+            tmem["peak_rss_mb"], TARGETS["rss_transition_mb"], tmem["peak_rss_mb"] < TARGETS["rss_transition_mb"],
+            "MB")
     return out
 
 
@@ -437,7 +490,8 @@ def table(res: dict) -> str:
     hdr = (f"{'system':<24}{'train s':>9}{'wall':>8}{'epoch s':>9}{'wall':>7}{'kernel':>8}{'ep':>4}"
            f"{'parse/s':>9}{'wall':>8}{'UAS':>7}{'LAS':>7}{'UAS-P':>7}{'LAS-P':>7}{'dev UAS':>8}")
     lines += [hdr, "-" * len(hdr)]
-    rows = [res["swvp_order1"], res["swvp_order2"]] + uds
+    swvp_rows = [res[f"swvp_{k}"] for k in SYSTEMS if f"swvp_{k}" in res]
+    rows = swvp_rows + uds
     for r in rows:
         t = r["test"]
         if "epochs" in r:
@@ -451,13 +505,18 @@ def table(res: dict) -> str:
                      f"{100 * t['las']:>7.2f}{100 * t['uas_no_punct']:>7.2f}{100 * t['las_no_punct']:>7.2f}"
                      f"{100 * r['dev']['uas']:>8.2f}")
     lines.append("")
-    for o in ("swvp_order1", "swvp_order2"):
-        r = res[o]
+    for r in swvp_rows:
         per = ", ".join(f"{e['cpu_s']:.2f}" for e in r["epochs"])
+        after = "labeller" if r["key"] in GRAPH else "after the epochs"
         lines.append(f"{r['system']}: per-epoch CPU s (incl. dev eval) [{per}]; compiled epoch alone "
-                     f"{r['epoch_mean_kernel_cpu_s']:.2f}s CPU; best dev epoch {r['best_epoch']}; features + set-up "
-                     f"{r['first_epoch_start_after_fit_s']:.2f}s wall, labeller {r['labeller_wall_s']:.2f}s wall; "
+                     f"{r['epoch_mean_kernel_cpu_s']:.2f}s CPU (slowest {r['epoch_max_kernel_cpu_s']:.2f}); best dev "
+                     f"epoch {r['best_epoch']}; features + set-up {r['first_epoch_start_after_fit_s']:.2f}s wall, "
+                     f"{after} {r['after_epochs_wall_s']:.2f}s wall; parse {r['parse_wps_cpu']:,.0f} words/s CPU; "
                      f"evaluate() agrees: {r['evaluate_matches']}")
+        if "oracle" in r:
+            o = r["oracle"]
+            lines.append(f"  oracle: {o['usable']} of {o['sentences']} training trees used, {o['nonprojective']} "
+                         "non-projective skipped")
     for ud in uds:
         lines.append(f"{ud['system']}: epoch column = training time / iterations run ({len(ud['iterations_logged'])}; "
                      f"each includes its heldout evaluation); model {ud['model_bytes'] / 1e6:.1f} MB; training "
@@ -468,7 +527,7 @@ def table(res: dict) -> str:
         lines.append("")
         lines.append(f"{'swvp / UDPipe':<30}{'train time':>11}{'(wall)':>8}{'parse speed':>12}{'(wall)':>8}"
                      f"{'UAS':>7}{'LAS':>7}{'UAS-P':>7}{'LAS-P':>7}  (Δ pts UAS, LAS, UAS-P, LAS-P)")
-        for key, q in res["ratios"].items():
+        for key, q in res.get("ratios", {}).items():
             if key == "note":
                 continue
             lines.append(f"{q['label']:<30}{q['train_time_cpu']:>11.3f}{q['train_time_wall']:>8.3f}"
@@ -477,9 +536,12 @@ def table(res: dict) -> str:
                          f"{q['delta_las_pts']:+.2f}, {q['delta_uas_no_punct_pts']:+.2f}, "
                          f"{q['delta_las_no_punct_pts']:+.2f})")
         lines.append("ratios use CPU time (wall in brackets): train time < 1 and parse speed > 1 mean swvp is faster")
-    mem = res.get("memory_order2")
-    if mem is not None:
-        lines.append(f"memory (swvp order 2; fresh process: read + fit): peak RSS {mem['peak_rss_mb']:.0f} MB (after "
+    for key in ("order2", "transition"):
+        mem = res.get(f"memory_{key}")
+        if mem is None:
+            continue
+        lines.append(f"memory ({SYSTEMS[key][0]}; fresh process: read + fit, {mem.get('epochs')} epochs): peak RSS "
+                     f"{mem['peak_rss_mb']:.0f} MB (after "
                      f"imports {mem['rss_after_imports_mb']:.0f} MB, after reading {mem['rss_after_read_mb']:.0f} MB, "
                      f"after fit {mem['rss_after_fit_mb']:.0f} MB); fresh process {mem['fresh_process_cpu_s']:.1f}s "
                      f"CPU / {mem['fresh_process_wall_s']:.1f}s wall")
@@ -498,6 +560,12 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"slices ({QUICK['train']} train / {QUICK['dev']} dev / {QUICK['test']} test sentences), "
                          "3 epochs, 1 UDPipe iteration: a smoke run")
     ap.add_argument("--epochs", type=int, default=None, help="swvp training epochs (default 10; 3 with --quick)")
+    ap.add_argument("--transition-epochs", type=int, default=None,
+                    help="transition parser epochs (default 15; 3 with --quick)")
+    ap.add_argument("--transition-memory-epochs", type=int, default=2,
+                    help="epochs of the transition parser's fresh-process memory run (default 2)")
+    ap.add_argument("--systems", default=",".join(SYSTEMS),
+                    help=f"comma-separated swvp systems, of {','.join(SYSTEMS)} (default: all)")
     ap.add_argument("--udpipe-iterations", type=int, default=None,
                     help="UDPipe parser iterations (default: UDPipe's own default, 10; 1 with --quick)")
     ap.add_argument("--udpipe-options", default="",
@@ -509,13 +577,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-udpipe", action="store_true", help="swvp only (no ratios, no UAS-vs-UDPipe target)")
     ap.add_argument("--out", default=None, help=f"results JSON (default {DEFAULT_OUT.relative_to(HERE.parent)}; "
                                                  "with --quick: $TMPDIR/swvp-parsing.quick.json)")
-    ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     ap.add_argument("--udpipe-child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.epochs is None:
         args.epochs = 3 if args.quick else 10
-    if args.epochs < 1:
-        ap.error("--epochs must be >= 1")
+    if args.transition_epochs is None:
+        args.transition_epochs = 3 if args.quick else 15
+    if args.epochs < 1 or args.transition_epochs < 1:
+        ap.error("--epochs and --transition-epochs must be >= 1")
+    systems = [x.strip() for x in args.systems.split(",") if x.strip()]
+    if not systems or any(x not in SYSTEMS for x in systems):
+        ap.error(f"--systems: choose from {list(SYSTEMS)}")
     if args.udpipe_child:
         udpipe_child_main(args.udpipe_child)
         return 0
@@ -528,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     iterations = args.udpipe_iterations if args.udpipe_iterations is not None else (1 if args.quick else None)
     path = out_path(args.out, "parsing", args.quick)
 
-    warm_s = warm_up_swvp()
+    warm_s = warm_up_swvp(systems)
     t0 = stamp()
     train, dev, test = (read_split(s, args.quick) for s in ("train", "dev", "test"))
     read_wall, read_cpu = since(t0)
@@ -536,9 +609,14 @@ def main(argv: list[str] | None = None) -> int:
              "train_words": sum(len(s.forms) for s in train), "test_words": sum(len(s.forms) for s in test),
              "swvp_read_all_wall_s": read_wall, "swvp_read_all_cpu_s": read_cpu}
     res: dict = {"meta": run_meta(warm_s, args, sizes)}
-    res["swvp_order1"] = run_swvp(1, args.epochs, train, dev, test)
-    res["swvp_order2"] = run_swvp(2, args.epochs, train, dev, test)
-    res["memory_order2"] = memory_child(2, args.epochs, args.quick)
+    res["meta"]["systems"] = systems
+    res["meta"]["transition_epochs"] = args.transition_epochs
+    for key in systems:
+        res[f"swvp_{key}"] = run_swvp(key, args.epochs if key in GRAPH else args.transition_epochs, train, dev, test)
+    if "order2" in systems:
+        res["memory_order2"] = memory_child("order2", args.epochs, args.quick)
+    if "transition" in systems:
+        res["memory_transition"] = memory_child("transition", args.transition_memory_epochs, args.quick)
     if not args.skip_udpipe:
         res["udpipe_defaults"] = UDPIPE_DEFAULTS
         res["udpipe"] = {}
@@ -548,9 +626,9 @@ def main(argv: list[str] | None = None) -> int:
             ud["iterations_used"] = iterations if iterations is not None else UDPIPE_DEFAULTS["iterations"]
             ud["iterations_reduced"] = iterations is not None and iterations < UDPIPE_DEFAULTS["iterations"]
             res["udpipe"][col] = ud
-            for o in ("swvp_order1", "swvp_order2"):
-                res["ratios"][f"{o}_vs_udpipe_{col}"] = {"label": f"order {o[-1]} / {ud['system']}",
-                                                         **ratios(res[o], ud)}
+            for key in systems:
+                res["ratios"][f"swvp_{key}_vs_udpipe_{col}"] = {"label": f"{SYSTEMS[key][0][5:]} / {ud['system']}",
+                                                               **ratios(res[f"swvp_{key}"], ud)}
         res["ratios"]["note"] = ("swvp / UDPipe; train_time_* < 1 and parse_speed_* > 1 mean swvp is faster; *_cpu use "
                                  "CPU time (the figures the table and targets use), *_wall wall time; uas/las: ratio "
                                  "of scores, delta_*_pts: swvp − UDPipe in points")

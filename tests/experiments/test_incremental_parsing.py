@@ -1,5 +1,5 @@
-"""``swvp experiment incremental-parsing`` on the toy grammar (tests/tasks/test_graph_parser.py): every per-epoch figure,
-best epoch, claim and the printed table recomputed from the runs; the JSON and the plots written."""
+"""``swvp experiment incremental-parsing`` on the toy grammar (tests/tasks/test_graph_parser.py): every per-epoch
+figure, best epoch, claim and the printed table recomputed from the runs; the JSON and the plots written."""
 
 from __future__ import annotations
 

@@ -16,10 +16,8 @@ and counts them); ``nonprojective="lift"`` instead trains on the pseudo-projecti
 Nilsson 2005 without label encoding: the shortest non-projective arc is repeatedly lifted to its head's head until
 the tree is projective), so the oracle targets a projective approximation and the parser outputs projective trees.
 
-SWVP note (not implemented): a mixed assignment m^J replaces the arcs of some words of the gold tree by predicted
-ones; in transition space such a head vector may be unreachable or non-projective. A workable route is to score a
-head/label assignment directly by the arc-factored part of Φ, or to run the static oracle on the mixed tree when it
-is projective and fall back to the gold prefix otherwise.
+Learning: :mod:`swvp.problems.transition` trains on these sequences through the engine (any beam update selection,
+CSP or SWVP, whose mixed assignments are (state, action) parts of chosen steps: :mod:`swvp.problems._transition_ops`).
 """
 
 from __future__ import annotations
