@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from swvp._config import NJIT
+from swvp._config import NJIT, NJIT_NO_ALLOC
 from swvp.features._arc_kernels import dist_bin, hfin, hstart, hstep
 
 # reserved atom ids (every vocabulary starts with them)
@@ -122,54 +122,60 @@ def fill_rows(table, words, tags, o, n, ctx, rmask, vals, rows):
     return nt
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def add_rows(w, rows, nf, A, acc):
-    """``acc[a] = Σ_f w[rows[f] * A + a]`` for every action a (the scores of all actions at one state)."""
-    acc[:A] = 0.0
+    """``acc[a] = Σ_f w[rows[f] * A + a]`` for every action a (the scores of all actions at one state).
+
+    Scalar loops rather than slice arithmetic: a slice is an array view, and its reference counting cost ~40% of
+    this kernel, the beam search's hottest (same additions, same order)."""
+    for a in range(A):
+        acc[a] = 0.0
     for f in range(nf):
         base = rows[f] * A
-        acc[:A] += w[base:base + A]
+        for a in range(A):
+            acc[a] += w[base + a]
 
 
-@njit(**NJIT)
-def node_key(attrs, words, tags, o, n, node):
-    """64-bit hash of the attributes ``attrs`` (``NA_*`` codes) of a node (a ``NODE``-long int array)."""
+@njit(**NJIT_NO_ALLOC)
+def node_key(attrs, words, tags, o, n, S, k, b):
+    """64-bit hash of the attributes ``attrs`` (``NA_*`` codes) of the node at ``S[k, b : b + NODE]``."""
     h = hstart(1000)
-    for k in range(attrs.shape[0]):
-        h = hstep(h, node_attr(attrs[k], words, tags, o, n, node))
+    for q in range(attrs.shape[0]):
+        h = hstep(h, node_attr(attrs[q], words, tags, o, n, S, k, b))
     return h
 
 
-@njit(**NJIT)
-def node_attr(code, words, tags, o, n, node):
-    """The value of node attribute ``code`` (an ``NA_*`` code) of ``node``."""
+@njit(**NJIT_NO_ALLOC)
+def node_attr(code, words, tags, o, n, S, k, b):
+    """The value of node attribute ``code`` (an ``NA_*`` code) of the node at ``S[k, b : b + NODE]`` (the node is
+    read in place: a slice would be a reference-counted view)."""
     if code == NA_POS:
-        return node[N_H]
+        return S[k, b + N_H]
     if code == NA_W:
-        return _word(words, o, n, node[N_H], NONE)
+        return _word(words, o, n, S[k, b + N_H], NONE)
     if code == NA_T:
-        return _word(tags, o, n, node[N_H], NONE)
+        return _word(tags, o, n, S[k, b + N_H], NONE)
     if code < NA_VL:
         c = (code - 3) // 3
         a = (code - 3) % 3
         if a == 0:
-            return _word(words, o, n, node[N_LC + c], NOCHILD)
+            return _word(words, o, n, S[k, b + N_LC + c], NOCHILD)
         if a == 1:
-            return _word(tags, o, n, node[N_LC + c], NOCHILD)
-        return _lab(node[N_LCL + c])
+            return _word(tags, o, n, S[k, b + N_LC + c], NOCHILD)
+        return _lab(S[k, b + N_LCL + c])
     if code == NA_VL:
-        return node[N_NL]
+        return S[k, b + N_NL]
     if code == NA_VR:
-        return node[N_NR]
+        return S[k, b + N_NR]
     if code == NA_SL:
-        return node[N_LSET]
-    return node[N_RSET]
+        return S[k, b + N_LSET]
+    return S[k, b + N_RSET]
 
 
-@njit(**NJIT)
-def nodes_equal(attrs, words, tags, o, n, a, b):
-    """Whether nodes ``a`` and ``b`` agree on every attribute in ``attrs``."""
-    for k in range(attrs.shape[0]):
-        if node_attr(attrs[k], words, tags, o, n, a) != node_attr(attrs[k], words, tags, o, n, b):
+@njit(**NJIT_NO_ALLOC)
+def nodes_equal(attrs, words, tags, o, n, S, ka, kb, b):
+    """Whether the nodes at ``S[ka, b:]`` and ``S[kb, b:]`` agree on every attribute in ``attrs``."""
+    for q in range(attrs.shape[0]):
+        if node_attr(attrs[q], words, tags, o, n, S, ka, b) != node_attr(attrs[q], words, tags, o, n, S, kb, b):
             return False
     return True

@@ -59,7 +59,6 @@ from swvp.transition._kernels import (
     is_valid,
     n_actions,
 )
-from swvp.transition._kernels import NODE as _NODE
 
 
 @njit(**NJIT)
@@ -81,7 +80,7 @@ def _sig(S, G, k, attrs, words, tags, o, n):
     if S[k, F_DEPTH] == 0:
         G[k] = np.uint64(0)
         return
-    nk = node_key(attrs, words, tags, o, n, S[k, F_NODE:F_NODE + _NODE])
+    nk = node_key(attrs, words, tags, o, n, S, k, F_NODE)
     G[k] = hstep(hstep(hstart(7), nk), G[S[k, F_LEFT]])
 
 
@@ -91,7 +90,7 @@ def _equivalent(S, G, a, b, attrs, words, tags, o, n):
     if G[a] != G[b] or S[a, F_J] != S[b, F_J] or S[a, F_DEPTH] != S[b, F_DEPTH]:
         return False
     while a != b and a >= 0:
-        if not nodes_equal(attrs, words, tags, o, n, S[a, F_NODE:F_NODE + _NODE], S[b, F_NODE:F_NODE + _NODE]):
+        if not nodes_equal(attrs, words, tags, o, n, S, a, b, F_NODE):
             return False
         a = S[a, F_LEFT]
         b = S[b, F_LEFT]
