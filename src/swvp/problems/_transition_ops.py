@@ -34,6 +34,7 @@ from swvp.inference._kernels.beam import new_trace
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import bump
+from swvp.problems._offsets import max_size, n_examples
 from swvp.transition._beam_kernels import backtrack as beam_backtrack
 from swvp.transition._beam_kernels import beam_search_into
 from swvp.transition._beam_kernels import workspace as beam_workspace
@@ -60,14 +61,6 @@ def _example_size(st, s):
     if st.usable.shape[0] > 0 and not st.usable[s]:
         return 0  # a training tree the oracle cannot reach (non-projective, skipped): not an example
     return st.offsets[s + 1] - st.offsets[s]
-
-
-def _n_examples(st):
-    return st.offsets.shape[0] - 1
-
-
-def _max_size(st):
-    return st.maxlen
 
 
 def _n_steps(st, n):
@@ -267,7 +260,7 @@ def action_delta_into(st, s, acc, cavg, coef, y, z, m):
 
 
 ops.register(ArcStandardData, {
-    ops.n_examples: _n_examples, ops.example_size: _example_size, ops.max_size: _max_size, ops.n_steps: _n_steps,
+    ops.n_examples: n_examples, ops.example_size: _example_size, ops.max_size: max_size, ops.n_steps: _n_steps,
     ops.workspace: _workspace, ops.scores: _scores, ops.count_errors: _count_errors, ops.reference: _reference,
     ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
     ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,

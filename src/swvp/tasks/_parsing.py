@@ -107,3 +107,16 @@ def dense_weights(name: str, arrays: dict, expected: int) -> np.ndarray:
     w = np.zeros(size, FLOAT)
     w[idx] = val
     return w
+
+
+class BestEpochWeights:
+    """The parsers' fitted state from a (possibly partial) training result (``fit``, and ``swvp train --checkpoint``
+    after every epoch): the best dev epoch's weights when ``select_epoch`` and dev data gave them, else the last
+    epoch's (averaged if the learner averages)."""
+
+    def _finish(self, result) -> None:
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
+        self.best_epoch_ = result.best_epoch
+        self.interrupted_ = result.interrupted

@@ -27,6 +27,7 @@ from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.problems.tree import TreeProblem, decoder_code
 from swvp.tasks._parsing import (
+    BestEpochWeights,
     attachment_report,
     dense_weights,
     gold_heads,
@@ -42,7 +43,7 @@ MODEL_KIND = "graph-parser"
 __all__ = ["GraphDependencyParser", "MODEL_KIND"]
 
 
-class GraphDependencyParser(Estimator):
+class GraphDependencyParser(BestEpochWeights, Estimator):
     """A graph-based dependency parser (McDonald et al. 2005; McDonald & Pereira 2006) trained with the
     structured perceptron family (CSP or SWVP; Dror & Reichart 2016).
 
@@ -120,14 +121,7 @@ class GraphDependencyParser(Estimator):
         return self
 
     def _finish(self, result: TrainResult) -> None:
-        """Take the arc weights from a (possibly partial) training result: the best dev epoch's when
-        ``select_epoch`` and dev data gave them, else the last epoch's (averaged if the learner averages).
-        Called at the end of :meth:`fit`, and by ``swvp train --checkpoint`` after every epoch."""
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
-        self.best_epoch_ = result.best_epoch
-        self.interrupted_ = result.interrupted
+        super()._finish(result)
         self._voted = result.voted
 
     def _problem(self, data, heads=None) -> TreeProblem:

@@ -22,6 +22,7 @@ from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Beam
 from swvp.problems.transition import TransitionProblem
 from swvp.tasks._parsing import (
+    BestEpochWeights,
     attachment_report,
     dense_weights,
     gold_heads,
@@ -44,7 +45,7 @@ def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 
     return Perceptron(search=Beam(size=beam, select=select), epochs=epochs)
 
 
-class TransitionDependencyParser(Estimator):
+class TransitionDependencyParser(BestEpochWeights, Estimator):
     """An arc-standard transition parser with beam search, trained by the violation-fixing perceptron.
 
     Parameters
@@ -123,16 +124,6 @@ class TransitionDependencyParser(Estimator):
         result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
         self._finish(result)
         return self
-
-    def _finish(self, result: TrainResult) -> None:
-        """Take the fitted state from a (possibly partial) training result: the best dev epoch's weights when
-        ``select_epoch`` and dev data gave them, else the last epoch's (averaged if the learner averages).
-        Called at the end of :meth:`fit`, and by ``swvp train --checkpoint`` after every epoch."""
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
-        self.best_epoch_ = result.best_epoch
-        self.interrupted_ = result.interrupted
 
     def _model(self) -> TransitionModel:
         return TransitionModel.create(self.templates, bits=int(self.hash_bits),
