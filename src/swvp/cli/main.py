@@ -118,6 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "beam parsing, EWT)")
     incremental_parsing.add_arguments(ip)
     ip.set_defaults(func=incremental_parsing.run_from_args)
+
+    ss = exp_sub.add_parser("swvp-strategies", help="SWVP's per-example JJ and γ strategies vs averaged CSP "
+                                                    "(paired bootstrap, epoch-time ratios)")
+    ss.add_argument("--tasks", type=lambda v: tuple(t.strip() for t in v.split(",") if t.strip()),
+                    default=("synthetic", "ewt", "conll2000", "conll2002", "parse-ewt"),
+                    help="comma-separated: synthetic,ewt,conll2000,conll2002,parse-ewt")
+    ss.add_argument("--seeds", type=_ints, default=(0, 1, 2), help="shuffle seeds (default 0,1,2)")
+    ss.add_argument("--epochs", type=int, default=5)
+    ss.add_argument("--max-train", type=_limits, default=None,
+                    help="at most this many training sentences: N for every task, or task=N,task=N")
+    ss.add_argument("--max-test", type=_limits, default=None, help="at most this many test sentences (as --max-train)")
+    ss.add_argument("--jj", default="spans,window:3,inference,inference:1", help="JJ strategies to compare")
+    ss.add_argument("--gamma", default="wm,loss,pa", help="γ schemes to compare")
+    ss.add_argument("--out", default="runs/swvp_strategies")
+    ss.set_defaults(func=_cmd_swvp_strategies)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -156,6 +172,34 @@ def _cmd_pcfg(args) -> int:
 
     print(pcfg.format_report(pcfg.run(out=args.out)))
     print(f"\nwrote {args.out}/pcfg.json")
+    return 0
+
+
+def _limits(value: str) -> dict:
+    """``"1500"`` → {"*": 1500}; ``"ewt=4000,parse-ewt=2000"`` → per task."""
+    out = {}
+    for part in value.split(","):
+        key, _, num = part.strip().rpartition("=")
+        out[key or "*"] = int(num)
+    return out
+
+
+def _cmd_swvp_strategies(args) -> int:
+    from swvp.experiments import swvp_strategies
+
+    unknown = set(args.tasks) - set(swvp_strategies.TASKS)
+    if unknown:
+        raise SystemExit(f"unknown task(s) {sorted(unknown)}; choose from {','.join(swvp_strategies.TASKS)}")
+    limits = {}
+    for key, value in (("train", args.max_train), ("test", args.max_test)):
+        limits[key] = {t: value.get(t, value.get("*")) for t in args.tasks if value.get(t, value.get("*"))} \
+            if value else None
+    reduced = "; ".join(f"max {k} sentences {v}" for k, v in limits.items() if v) or None
+    report = swvp_strategies.run(
+        args.tasks, seeds=args.seeds, epochs=args.epochs, max_train=limits["train"], max_test=limits["test"],
+        jj=tuple(args.jj.split(",")), gammas=tuple(args.gamma.split(",")), out=args.out, reduced_note=reduced)
+    print(swvp_strategies.format_table(report))
+    print(f"\nwrote {args.out}/swvp_strategies.json, .txt and .png")
     return 0
 
 

@@ -28,6 +28,8 @@ from swvp.learn._codes import (
     B_POS_SUM,
     B_SEARCHES,
     F_EPS,
+    JJ_INFERENCE,
+    RULE_WV,
     STAT_INVALID,
     STAT_LOG_OVERFLOW,
     STAT_MISTAKES,
@@ -35,6 +37,8 @@ from swvp.learn._codes import (
     STAT_TOKENS,
     STAT_TOKENS_WRONG,
     STAT_UPDATES,
+    U_JJ,
+    U_RULE,
 )
 from swvp.learn._swvp import apply_update
 from swvp.learn.ops import Accum, BeamSearch, ExactSearch
@@ -286,7 +290,12 @@ class CompiledProblem:
         elif search_stats.shape != (search.n_stats,):
             raise ValueError(f"search_stats must have shape ({search.n_stats},), got {search_stats.shape}")
         upd_example = np.zeros(0, INT) if log is None else log["updates"]
-        weights.c = train_epoch(self.structure(for_training=True), search.compiled(), update,
+        st = self.structure(for_training=True)
+        if (update.rule_codes[U_RULE] == RULE_WV and update.rule_codes[U_JJ] == JJ_INFERENCE
+                and not ops.provides(type(st), ops.mix_search)):
+            raise ValueError(f"{type(self).__name__} has no constrained search (ops.mix_search): jj='inference' "
+                             "is not available for it")
+        weights.c = train_epoch(st, search.compiled(), update,
                                 new_accum(weights.w, weights.u, log), weights.c,
                                 np.ascontiguousarray(order, dtype=INT), stats, search_stats, upd_example)
 

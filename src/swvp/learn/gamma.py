@@ -1,4 +1,4 @@
-"""SetGamma (Dror & Reichart 2016 §5, ALGORITHMS.md §1.3) for a given list of margins.
+"""SetGamma (Dror & Reichart 2016 §5, ALGORITHMS.md §1.3) for a list of margins, and the "loss" and "pa" schemes.
 
 The compiled learner calls the kernel ``swvp.learn._swvp.set_gamma`` directly; this wrapper exposes the
 same computation to users and tests: which mixed assignments enter S, and their weights γ.
@@ -10,7 +10,7 @@ import numpy as np
 
 from swvp._config import EPS, FLOAT
 from swvp.learn._codes import MODE_AGGRESSIVE
-from swvp.learn._swvp import set_gamma
+from swvp.learn._swvp import loss_gamma, pa_dual, pa_gamma, set_gamma
 from swvp.learn.updates import _GAMMA, _MODE, _RANKS, _WMR_N, _pick
 
 
@@ -47,3 +47,41 @@ def gamma_weights(
 def condition2_holds(margins, gamma, eps: float = EPS) -> bool:
     """Condition (2) of Def. 3: Σ_J γ_J · margin_J <= 0 (within eps)."""
     return float(np.dot(np.asarray(margins, FLOAT), np.asarray(gamma, FLOAT))) <= eps
+
+
+def loss_weights(margins, losses, *, beta: float = 1.0, eps: float = EPS) -> np.ndarray:
+    """γ of the "loss" scheme over a working set: γ_J ∝ ℓ_J·|margin_J|^β (|margin| <= eps counts as 0), γ ∝ ℓ_J
+    when every margin is 0, uniform when every ℓ_J is 0 too. ``losses``: Hamming(m^J, y) per member."""
+    margins = np.ascontiguousarray(margins, dtype=FLOAT)
+    losses = np.ascontiguousarray(losses, dtype=FLOAT)
+    if losses.shape != margins.shape:
+        raise ValueError("margins and losses must have the same shape")
+    gamma = np.zeros(margins.shape[0], FLOAT)
+    loss_gamma(margins, losses, margins.shape[0], float(beta), float(eps), gamma)
+    return gamma
+
+
+def pa_weights(gram, margins, losses) -> np.ndarray:
+    """γ of the "pa" scheme: α/Σα for the dual solution α of min ½‖Δ‖² s.t. (w + Δ)·Δφ_J >= ℓ_J (J in S).
+
+    ``gram``: (k, k) Gram matrix Δφ_J·Δφ_K; ``margins``: w·Δφ_J; ``losses``: ℓ_J. Derivation (README "Choosing a
+    SWVP strategy"): the Lagrangian of that k-constraint passive-aggressive problem gives Δ* = Σ_J α_J Δφ_J with
+    α = argmax_{α>=0} Σ α_J (ℓ_J − margin_J) − ½ αᵀGα; SWVP keeps the direction Σ γ_J Δφ_J, γ = α/Σα, which is a
+    distribution (condition (1)) and, over violators only, satisfies condition (2).
+    """
+    margins = np.ascontiguousarray(margins, dtype=FLOAT)
+    losses = np.ascontiguousarray(losses, dtype=FLOAT)
+    G = np.ascontiguousarray(gram, dtype=FLOAT)
+    k = margins.shape[0]
+    if G.shape != (k, k) or losses.shape != (k,):
+        raise ValueError("gram must be (k, k) and losses (k,) for k margins")
+    gamma = np.zeros(k, FLOAT)
+    pa_gamma(G, margins, losses, k, gamma)
+    return gamma
+
+
+def pa_dual_solution(gram, margins, losses) -> np.ndarray:
+    """The dual variables α of :func:`pa_weights` (for inspection and tests)."""
+    margins = np.ascontiguousarray(margins, dtype=FLOAT)
+    return pa_dual(np.ascontiguousarray(gram, dtype=FLOAT), margins, np.ascontiguousarray(losses, dtype=FLOAT),
+                   margins.shape[0])

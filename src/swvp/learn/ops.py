@@ -31,6 +31,24 @@ optional, for greedy/beam search:
 
 Prefix updates (inexact search) call ``margin``, ``delta`` and the mixing operations with ``n`` = the prefix
 length m: every part beyond it is ignored.
+
+Optional operations (a structure may register them; otherwise the default written here is compiled for it), used
+by SWVP's per-example JJ strategies (:mod:`swvp.learn._swvp`). Positions are the 0-based positions of JJ sets
+(``mix_set``'s explicit sets: tokens of a chain, words of a tree):
+
+==========================================================  ======================================================
+``jj_groups(st, ws, y, z, n, merge, ptr, pos) -> g``        the "spans" JJ of z against y: g groups of the wrong
+                                                            positions as a CSR (``ptr[:g+1]``, ``pos``), each
+                                                            sorted; ``merge``: also join groups whose parts
+                                                            interact (so that margins add up over groups). Default:
+                                                            maximal runs of consecutive wrong positions (found with
+                                                            ``mix_set`` of single positions)
+``mix_search(st, ws, sc, y, free, n_free, n, out) -> ok``   the best-scoring output under ``sc`` that agrees with y
+                                                            at every position not in ``free[:n_free]`` (sorted),
+                                                            written into ``out`` (y's layout); False when none was
+                                                            found. Default: False (no constrained search; the
+                                                            learner refuses ``jj="inference"``, see ``provides``)
+==========================================================  ======================================================
 """
 
 from __future__ import annotations
@@ -42,6 +60,7 @@ from numba import types
 from numba.extending import overload
 
 from swvp._config import NJIT, NJIT_NO_ALLOC
+from swvp.learn._codes import JJ_SINGLE
 from swvp.model._kernels import Accum  # noqa: F401 — the averaging state every ``delta`` writes
 
 #: Exact search as the compiled epoch sees it (the field is unused; a namedtuple type selects the code path).
@@ -49,6 +68,15 @@ ExactSearch = namedtuple("ExactSearch", ["unused"])
 
 #: Greedy/beam search: width, selector code (learn/selectors.py) and whether LaSO restarts follow each update.
 BeamSearch = namedtuple("BeamSearch", ["size", "select", "laso"])
+
+
+#: stub → the structure classes that registered an implementation (read by optional operations and ``provides``)
+_PROVIDED: dict = {}
+
+
+def provides(cls, stub) -> bool:
+    """Whether structure tuples of class ``cls`` registered their own implementation of ``stub``."""
+    return cls in _PROVIDED.get(stub, ())
 
 
 def implements(stub, cls, inline: bool = False, refcounts: bool = True):
@@ -67,8 +95,24 @@ def implements(stub, cls, inline: bool = False, refcounts: bool = True):
         select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
         options = NJIT if refcounts else NJIT_NO_ALLOC
         overload(stub, jit_options=options, inline="always" if inline else "never")(select)
+        _PROVIDED.setdefault(stub, set()).add(cls)
         return impl
     return register
+
+
+def _optional(stub, default) -> None:
+    """Compile ``default`` as ``stub`` for every structure class that did not register its own implementation.
+
+    Selection happens when a kernel is typed, after every structure module has registered at import, so exactly one
+    of the overloads of ``stub`` accepts a given structure type.
+    """
+    def select(*args):
+        st = args[0]
+        if isinstance(st, types.BaseNamedTuple) and not provides(st.instance_class, stub):
+            return default
+        return None
+    select.__signature__ = inspect.signature(default)
+    overload(stub, jit_options=NJIT)(select)
 
 
 def register(cls, table: dict, no_refcounts=frozenset()) -> None:
@@ -111,3 +155,38 @@ beam_space = _stub("beam_space")
 _SIZES = frozenset({n_examples, example_size, max_size, n_steps})
 beam_search = _stub("beam_search")
 backtrack = _stub("backtrack")
+
+jj_groups = _stub("jj_groups")
+mix_search = _stub("mix_search")
+
+
+def _default_jj_groups(st, ws, y, z, n, merge, ptr, pos):
+    """Maximal runs of consecutive positions whose single-position mixed assignment differs from y (``ws``'s
+    mixed assignment must hold y, as after ``mix_init``; ``merge`` is ignored)."""
+    g = 0
+    q = 0
+    ptr[0] = 0
+    last = -2
+    for k in range(n):
+        lo, hi, differs = mix_set(st, ws, y, z, JJ_SINGLE, k, ptr, pos, n)
+        mix_reset(st, ws, y, lo, hi, n)
+        if differs:
+            if k != last + 1:
+                if q > 0:
+                    g += 1
+                    ptr[g] = q
+            pos[q] = k
+            q += 1
+            last = k
+    if q > 0:
+        g += 1
+        ptr[g] = q
+    return g
+
+
+def _default_mix_search(st, ws, sc, y, free, n_free, n, out):
+    return False
+
+
+_optional(jj_groups, _default_jj_groups)
+_optional(mix_search, _default_mix_search)

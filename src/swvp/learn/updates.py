@@ -17,11 +17,16 @@ from swvp._params import FrozenParams
 from swvp.learn._codes import (
     EMPTY_BACKOFF,
     EMPTY_PASSIVE,
+    GAMMA_LOSS,
+    GAMMA_PA,
     GAMMA_WM,
     GAMMA_WMR,
     JJ_EXPLICIT,
     JJ_FULL,
+    JJ_INFERENCE,
     JJ_SINGLE,
+    JJ_SPANS,
+    JJ_WINDOW,
     MODE_AGGRESSIVE,
     MODE_BALANCED,
     N_RULE_CODES,
@@ -33,6 +38,7 @@ from swvp.learn._codes import (
     U_EMPTY,
     U_INCLUDE_EQUAL,
     U_JJ,
+    U_JJ_PARAM,
     U_MODE,
     U_RULE,
     U_SCHEME,
@@ -45,8 +51,25 @@ from swvp.learn._codes import (
     ZERO_UNIFORM,
 )
 
-_JJ = {"single": JJ_SINGLE, "full": JJ_FULL}
-_GAMMA = {"wm": GAMMA_WM, "wmr": GAMMA_WMR}
+_JJ = {"single": JJ_SINGLE, "full": JJ_FULL, "spans": JJ_SPANS, "window": JJ_WINDOW, "inference": JJ_INFERENCE}
+_GAMMA = {"wm": GAMMA_WM, "wmr": GAMMA_WMR, "loss": GAMMA_LOSS, "pa": GAMMA_PA}
+_JJ_NAMES = "'single', 'full', 'spans', 'window:W' (W >= 1), 'inference' or 'inference:r' (r >= 0)"
+
+
+def parse_jj(value: str) -> tuple[int, int]:
+    """A JJ name → (code, parameter): ``"window:3"`` → (JJ_WINDOW, 3); ``"inference"`` → (JJ_INFERENCE, 0)."""
+    name, _, arg = value.lower().partition(":")
+    if name not in _JJ or (arg and name not in ("window", "inference")) or (name == "window" and not arg):
+        raise ValueError(f"jj must be {_JJ_NAMES} or a list of position sets, got {value!r}")
+    if not arg:
+        return _JJ[name], 0
+    try:
+        param = int(arg)
+    except ValueError:
+        raise ValueError(f"jj must be {_JJ_NAMES}, got {value!r}") from None
+    if param < (1 if name == "window" else 0):
+        raise ValueError(f"jj must be {_JJ_NAMES}, got {value!r}")
+    return _JJ[name], param
 _MODE = {"aggressive": MODE_AGGRESSIVE, "a": MODE_AGGRESSIVE, "balanced": MODE_BALANCED, "b": MODE_BALANCED}
 _WMR_N = {"set": WMR_N_SET, "jj": WMR_N_JJ}
 _RANKS = {"default": RANKS_DEFAULT, "swvm": RANKS_SWVM}
@@ -93,9 +116,17 @@ class WeightedViolations(FrozenParams):
 
     Parameters
     ----------
-    jj : "single" (JJ_x = {{1},…,{L}}, the paper's experiments), "full" (JJ_x = {[L]}: exactly CSP), or an
-        explicit list of position sets (0-based; positions beyond a sentence's length are ignored).
-    gamma : "wm" (weighted margin) or "wmr" (weighted margin rank), §1.3.
+    jj : "single" (JJ_x = {{1},…,{L}}, the paper's experiments), "full" (JJ_x = {[L]}: exactly CSP), an
+        explicit list of position sets (0-based; positions beyond a sentence's length are ignored), or a JJ
+        computed per example at update time (learn/_swvp.py): "spans" (one set per group of errors: chains,
+        each maximal run of wrong positions; trees, each wrongly attached word with the wrong words of its
+        predicted subtree), "window:W" (every window of W consecutive positions holding an error), "inference"
+        or "inference:r" (per error group, the best output agreeing with the reference outside the positions
+        within r of the group — constrained Viterbi / Eisner — when at least as violating as the prediction's
+        projection on the group; I^v is then never empty under exact search).
+    gamma : "wm" (weighted margin) or "wmr" (weighted margin rank), §1.3; "loss" (γ_J ∝ Hamming(m^J, y) ·
+        |margin_J|^β) or "pa" (the normalised dual of the k-constraint passive-aggressive problem over S: the
+        direction of the smallest update making y beat every mixed assignment by its Hamming loss).
     mode : "aggressive" (S = I^v) or "balanced" (S = I), §1.3.
     beta : the exponent β of both schemes.
     enforce_cond2 : drop non-violating terms until Σγ·margin <= 0 (§1.4); off by default, as in the paper.
@@ -128,7 +159,7 @@ class WeightedViolations(FrozenParams):
         jj_ptr = np.zeros(1, INT)
         jj_pos = np.zeros(0, INT)
         if isinstance(self.jj, str):
-            rule_codes[U_JJ] = _pick(_JJ, self.jj, "jj")
+            rule_codes[U_JJ], rule_codes[U_JJ_PARAM] = parse_jj(self.jj)
         else:
             sets = [sorted({int(p) for p in J}) for J in self.jj]
             if not sets or any(not J for J in sets) or any(p < 0 for J in sets for p in J):
@@ -150,7 +181,22 @@ class WeightedViolations(FrozenParams):
     def label(self) -> str:
         """The paper's short name, e.g. ``B-WM`` (balanced, weighted margin)."""
         mode = "A" if _pick(_MODE, self.mode, "mode") == MODE_AGGRESSIVE else "B"
-        return f"{mode}-{self.gamma.upper()}"
+        label = f"{mode}-{self.gamma.upper()}"
+        if isinstance(self.jj, str) and parse_jj(self.jj)[0] >= JJ_SPANS:
+            label += f"/{self.jj.lower()}"
+        return label
+
+
+def sets_per_position(update: UpdateCodes) -> int:
+    """An upper bound on how many sets of JJ_x hold one position (for the voted perceptron's log capacity)."""
+    kind, param = int(update.rule_codes[U_JJ]), int(update.rule_codes[U_JJ_PARAM])
+    if kind == JJ_WINDOW:
+        return max(1, param)
+    if kind == JJ_INFERENCE:
+        return 2 * param + 1
+    if kind == JJ_EXPLICIT:
+        return max(1, update.jj_ptr.shape[0] - 1)
+    return 1
 
 
 UPDATE_RULES = {"csp": Full, "full": Full, "swvp": WeightedViolations}

@@ -222,6 +222,162 @@ def mix_reset(st, ws, y, lo, hi, n):
         ws.mix[p] = y[p]
 
 
+def jj_groups(st, ws, y, z, n, merge, ptr, pos):
+    """Maximal runs of consecutive wrong positions (the "spans" JJ); with ``merge``, runs fewer than ``order``
+    correct positions apart are joined, so that no factor touches two groups and margins add up over groups."""
+    gap = st.order if merge else 1
+    g = 0
+    q = 0
+    ptr[0] = 0
+    last = -n - 2
+    for k in range(n):
+        if z[k] != y[k]:
+            if q > 0 and k - last - 1 >= gap:
+                g += 1
+                ptr[g] = q
+            pos[q] = k
+            q += 1
+            last = k
+    if q > 0:
+        g += 1
+        ptr[g] = q
+    return g
+
+
+def mix_search(st, ws, sc, y, free, n_free, n, out):
+    """Constrained Viterbi: the best labels for the window free[0]..free[n_free−1] with every position outside
+    ``free`` fixed to y, scoring every factor the window touches (those up to ``order`` positions after it)."""
+    T = sc.Tb if sc.shared else sc.Tc
+    for i in range(n):
+        out[i] = y[i]
+    if st.order == 1:
+        window_viterbi1(sc.E, T, st.K, y, free, n_free, n, out)
+    else:
+        window_viterbi2(sc.E, T, st.K, y, free, n_free, n, out)
+    return True
+
+
+@njit(**NJIT)
+def _allowed(free, n_free, a, b, K, y):
+    """allowed[i − a, l]: label l may stand at position i ∈ a..b (all labels at free positions, y's elsewhere)."""
+    allowed = np.zeros((b - a + 1, K), np.bool_)
+    q = 0
+    for i in range(a, b + 1):
+        if q < n_free and free[q] == i:
+            allowed[i - a, :] = True
+            q += 1
+        else:
+            allowed[i - a, y[i]] = True
+    return allowed
+
+
+@njit(**NJIT)
+def window_viterbi1(E, T, K, y, free, n_free, n, out):
+    """First order: Viterbi over positions a..b (a = free[0], b = free[n_free−1]) entered from y[a−1] (START at
+    0) and closed by the factor T[b+1, l_b, y[b+1]]; ties to the smallest label (back-pointers and end)."""
+    a = free[0]
+    b = free[n_free - 1]
+    L = b - a + 1
+    allowed = _allowed(free, n_free, a, b, K, y)
+    delta = np.full((L, K), -np.inf)
+    bp = np.zeros((L, K), INT)
+    prev = K if a == 0 else y[a - 1]
+    for lab in range(K):
+        if allowed[0, lab]:
+            delta[0, lab] = E[a, lab] + T[a, prev, lab]
+    for t in range(1, L):
+        i = a + t
+        for lab in range(K):
+            if not allowed[t, lab]:
+                continue
+            best = -np.inf
+            arg = -1
+            for p in range(K):
+                if allowed[t - 1, p]:
+                    v = delta[t - 1, p] + T[i, p, lab]
+                    if arg < 0 or v > best:
+                        best = v
+                        arg = p
+            delta[t, lab] = best + E[i, lab]
+            bp[t, lab] = arg
+    best = -np.inf
+    arg = -1
+    for lab in range(K):
+        if allowed[L - 1, lab]:
+            v = delta[L - 1, lab]
+            if b + 1 < n:
+                v += T[b + 1, lab, y[b + 1]]
+            if arg < 0 or v > best:
+                best = v
+                arg = lab
+    for t in range(L - 1, -1, -1):
+        out[a + t] = arg
+        arg = bp[t, arg]
+
+
+@njit(**NJIT)
+def window_viterbi2(E, T, K, y, free, n_free, n, out):
+    """Second order: states (l_{i−1}, l_i) over positions a..b, entered from y's history (START before 0) and
+    closed by the factors at b+1 and b+2 (whose histories hold l_{b−1}, l_b); T is (n, (K+1)², K)."""
+    a = free[0]
+    b = free[n_free - 1]
+    L = b - a + 1
+    K1 = K + 1
+    allowed = _allowed(free, n_free, a, b, K, y)
+    # delta[t, p, l]: best score of the window's prefix ending with l_{a+t−1} = p (a fixed label or START when
+    # t = 0) and l_{a+t} = l; bp the label at a+t−2.
+    delta = np.full((L, K1, K), -np.inf)
+    bp = np.zeros((L, K1, K), INT)
+    p0 = K if a < 1 else y[a - 1]
+    pp0 = K if a < 2 else y[a - 2]
+    for lab in range(K):
+        if allowed[0, lab]:
+            delta[0, p0, lab] = E[a, lab] + T[a, pp0 * K1 + p0, lab]
+    for t in range(1, L):
+        i = a + t
+        for p in range(K):
+            if not allowed[t - 1, p]:
+                continue
+            for lab in range(K):
+                if not allowed[t, lab]:
+                    continue
+                best = -np.inf
+                arg = -1
+                for pp in range(K1):
+                    dv = delta[t - 1, pp, p]
+                    if dv == -np.inf:
+                        continue
+                    v = dv + T[i, pp * K1 + p, lab]
+                    if arg < 0 or v > best:
+                        best = v
+                        arg = pp
+                if arg >= 0:
+                    delta[t, p, lab] = best + E[i, lab]
+                    bp[t, p, lab] = arg
+    best = -np.inf
+    argp = -1
+    argl = -1
+    for lab in range(K):
+        for p in range(K1):
+            dv = delta[L - 1, p, lab]
+            if dv == -np.inf:
+                continue
+            v = dv
+            if b + 1 < n:
+                v += T[b + 1, p * K1 + lab, y[b + 1]]
+            if b + 2 < n:
+                v += T[b + 2, lab * K1 + y[b + 1], y[b + 2]]
+            if argl < 0 or v > best:
+                best = v
+                argp = p
+                argl = lab
+    for t in range(L - 1, -1, -1):
+        out[a + t] = argl
+        pp = bp[t, argp, argl]
+        argl = argp
+        argp = pp
+
+
 def write_output(st, z, s, n, out):
     s0 = st.offsets[s]
     for i in range(n):
@@ -247,13 +403,13 @@ CHAIN_OPS = {
     ops.end_update: no_update_setup, ops.margin: margin, ops.delta: delta, ops.mix_init: mix_init,
     ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta, ops.mix_reset: mix_reset,
     ops.write_output: write_output, ops.beam_space: beam_space, ops.beam_search: beam_search,
-    ops.backtrack: backtrack,
+    ops.backtrack: backtrack, ops.jj_groups: jj_groups, ops.mix_search: mix_search,
 }
 
 #: Operations that only read and write existing arrays and return scalars: compiled without reference counting
 #: (the chain runs them per sentence, token or mixed assignment; with it, the EWT tagger's epoch was 9-26% slower
 #: than before the engine, without it 5-10% faster: benchmarks/results/engine_redesign.jsonl).
 CHAIN_NO_REFCOUNTS = frozenset({ops.count_errors, ops.margin, ops.delta, ops.mix_init, ops.mix_set, ops.mix_margin,
-                                ops.mix_delta, ops.mix_reset, ops.write_output})
+                                ops.mix_delta, ops.mix_reset, ops.write_output, ops.jj_groups})
 
 ops.register(ChainData, CHAIN_OPS, no_refcounts=CHAIN_NO_REFCOUNTS)

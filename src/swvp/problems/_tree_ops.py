@@ -345,6 +345,69 @@ def _mix_reset(st, ws, y, lo, hi, n):
     _tunmix(y, ws.mix, ws.mix_mark, n)
 
 
+def _jj_groups(st, ws, y, z, n, merge, ptr, pos):
+    """The "spans" JJ of a tree: the wrongly attached words grouped by their highest wrongly attached ancestor in
+    the prediction z, i.e. each such word with the wrongly attached words of its predicted subtree — a partition
+    of the wrong words (0-based word positions; ``merge`` is ignored: arc-factored margins add up over any
+    partition)."""
+    top = ws.last  # scratch of length >= n + 1
+    for m in range(1, n + 1):
+        top[m] = -1
+        if z[m] == y[m]:
+            continue
+        t = m
+        a = z[m]
+        steps = 0
+        while a > 0 and steps <= n:  # z is a tree; the bound only guards against a cyclic prediction
+            if z[a] != y[a]:
+                t = a
+            a = z[a]
+            steps += 1
+        top[m] = t
+    g = 0
+    q = 0
+    ptr[0] = 0
+    for t in range(1, n + 1):
+        if top[t] != t:
+            continue
+        for m in range(1, n + 1):
+            if top[m] == t:
+                pos[q] = m - 1
+                q += 1
+        g += 1
+        ptr[g] = q
+    return g
+
+
+def _mix_search(st, ws, sc, y, free, n_free, n, out):
+    """Constrained decoding: the best tree (the learner's decoder: Eisner of order 1 or 2, or Chu-Liu-Edmonds) in
+    which every word outside ``free`` keeps its head in y (every other head scored −inf). False when no such tree
+    exists (fixed heads that cross, under projective decoding)."""
+    arc, sib = sc
+    N = n + 1
+    masked = arc[:N, :N].copy()
+    q = 0
+    for m in range(1, N):
+        if q < n_free and free[q] == m - 1:
+            q += 1
+            continue
+        keep = masked[y[m], m]
+        for h in range(N):
+            masked[h, m] = -np.inf
+        masked[y[m], m] = keep
+    heads = _decode(masked, sib, st.order, st.decoder, st.single_root)
+    q = 0
+    for m in range(1, N):
+        if q < n_free and free[q] == m - 1:
+            q += 1
+        elif heads[m] != y[m]:
+            return False
+    out[0] = -1
+    for m in range(1, N):
+        out[m] = heads[m]
+    return True
+
+
 def _write_output(st, z, s, n, out):
     o = st.offsets[s]
     for m in range(1, n + 1):
@@ -356,5 +419,6 @@ ops.register(TreeData, {
     ops.count_errors: _count_errors, ops.reference: _reference,
     ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
     ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
-    ops.mix_reset: _mix_reset, ops.write_output: _write_output,
+    ops.mix_reset: _mix_reset, ops.write_output: _write_output, ops.jj_groups: _jj_groups,
+    ops.mix_search: _mix_search,
 })

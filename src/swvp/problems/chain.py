@@ -6,10 +6,10 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn._codes import JJ_EXPLICIT, RULE_FULL, U_JJ, U_RULE
+from swvp.learn._codes import JJ_EXPLICIT, JJ_SPANS, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam, Exact
-from swvp.learn.updates import UpdateCodes
+from swvp.learn.updates import UpdateCodes, sets_per_position
 from swvp.model.layout import SequenceLayout
 from swvp.problems._chain_ops import ChainData
 
@@ -110,6 +110,8 @@ class SequenceProblem(ChainProblem):
             mult = 1
         elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
             mult = max(2, update.jj_ptr.shape[0] - 1) + 1
+        elif update.rule_codes[U_JJ] >= JJ_SPANS:  # sets built per example (learn/_swvp.py build_sets)
+            mult = (sets_per_position(update) + self.order) * 2 + 1
         else:
             mult = self.order + 2  # a position is touched by order+1 single-position sets, or once by a back-off
         return int(2 * 2 * mult * per_sent.sum()) + 16

@@ -14,10 +14,10 @@ import numpy as np
 from swvp._config import INT
 from swvp.features._arc_kernels import A_TAG, N_FIXED_ARC, N_SIB
 from swvp.features.arc import ArcData
-from swvp.learn._codes import JJ_EXPLICIT, RULE_FULL, U_JJ, U_RULE
+from swvp.learn._codes import JJ_EXPLICIT, JJ_SPANS, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Exact
-from swvp.learn.updates import UpdateCodes
+from swvp.learn.updates import UpdateCodes, sets_per_position
 from swvp.problems._tree_ops import DEC_CLE, DEC_EISNER, TreeData
 
 DECODERS = {"eisner": DEC_EISNER, "cle": DEC_CLE, "chu-liu-edmonds": DEC_CLE}
@@ -113,6 +113,8 @@ class TreeProblem(CompiledProblem):
             per_sent = full
         elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
             per_sent = full * max(1, update.jj_ptr.shape[0] - 1)
+        elif update.rule_codes[U_JJ] >= JJ_SPANS:  # sets built per example: each holds a word at most this often
+            per_sent = full * (sets_per_position(update) + 1)
         else:
             per_sent = np.maximum(full, n * 2 * (per_arc + 3 * sib))  # single sets: one arc, <= 3 sibling parts
         return int(per_sent.sum()) + 16
