@@ -135,8 +135,11 @@ class ConstraintList(list):
         self.lines = lines
 
     def line(self, s: int, i: int | None = None) -> int | None:
-        if self.lines is None or s >= len(self.lines):
+        if not self.lines:
             return None
+        if s >= len(self.lines):  # more sentences to decode than the file holds: its last line
+            s, i = len(self.lines) - 1, None
+            return self.lines[s][-1] if self.lines[s] else None
         row = self.lines[s]
         if not row:
             return None
