@@ -17,6 +17,7 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
 
 sklearn = pytest.importorskip("sklearn")
@@ -27,7 +28,8 @@ CONFIGS = [Perceptron(epochs=3, update=WeightedViolations(beta=2.0), search=Beam
            Beam(size=5, select="latest"), Greedy(select="hybrid"), Full(),
            WeightedViolations(jj=((0, 1), (2,)), gamma="wmr", mode="balanced", beta=0.5)]
 ESTIMATORS = [SequenceTagger(features="ner", order=2, learner=CONFIGS[0], rare_threshold=2),
-              GraphDependencyParser(order=2, hash_bits=16, learner=Perceptron(epochs=2), labeller=False)]
+              GraphDependencyParser(order=2, hash_bits=16, learner=Perceptron(epochs=2), labeller=False),
+              Reranker(base=SequenceTagger(learner=Perceptron(epochs=2)), k=4, learner="svm", C=0.5)]
 
 
 def tag_language(n: int, seed: int):
@@ -268,7 +270,8 @@ def test_unknown_class_in_params_is_a_format_error(tmp_path):
 
 
 def test_one_registry_of_model_kinds(tmp_path):
-    assert tasks.ESTIMATORS == {"sequence-tagger": SequenceTagger, "graph-parser": GraphDependencyParser}
+    assert tasks.ESTIMATORS == {"sequence-tagger": SequenceTagger, "graph-parser": GraphDependencyParser,
+                                "reranker": Reranker}
     assert all(cls.MODEL_KIND == kind for kind, cls in tasks.ESTIMATORS.items())
     X, Y = tag_language(20, 5)
     SequenceTagger(learner=Perceptron(epochs=1)).fit(X, Y).save(tmp_path / "t.npz")
