@@ -22,7 +22,8 @@ Trees (``tree_features``; heads y, POS t, words w; t_0 = ROOT):
 Tag sequences (``tag_features``; labels y, words w):
 
 - R_RANK as above; R_TRI / R_QUAD: tag trigrams and 4-grams (START-padded), beyond a first-order model's reach;
-- R_WCTX: w_i with y_{i−1} y_i y_{i+1}; R_WPREV: w_{i−1} y_{i−1} y_i;
+- R_WCTX: w_i with y_{i−1} y_i y_{i+1}; R_SUFCTX: the same with w_i's last 3 characters; R_WPREV:
+  w_{i−1} y_{i−1} y_i; R_WNEXT: w_{i+1} y_i y_{i+1};
 - R_COUNT: per tag of the sentence, its binned count (whole-sentence tag counts); R_ENDS: the first and last tag;
   R_DISTINCT: the binned number of distinct tags.
 """
@@ -36,7 +37,8 @@ from swvp._config import INT, NJIT
 from swvp.features._arc_kernels import dist_bin, hfin, hstep
 
 (R_RANK, R_CHILDREN, R_LEX_CHILDREN, R_ARITY, R_GRAND, R_SIB, R_SIZE, R_HSIZE, R_PUNCT, R_PUNCT_CTX, R_COORD,
- R_COORD_UP, R_ROOT, R_DEPTH, R_TRI, R_QUAD, R_WCTX, R_WPREV, R_COUNT, R_ENDS, R_DISTINCT) = range(1, 22)
+ R_COORD_UP, R_ROOT, R_DEPTH, R_TRI, R_QUAD, R_WCTX, R_WPREV, R_COUNT, R_ENDS, R_DISTINCT, R_SUFCTX,
+ R_WNEXT) = range(1, 24)
 
 _MARK = 1_000_003  # the head's place in a children sequence
 _NONE = 1_000_033  # no sibling / beyond the sentence
@@ -217,7 +219,7 @@ def tree_features(heads, count, offsets, tags, words, punct, cc, mask, base_only
 
 
 @njit(**NJIT)
-def _tag_one(y, n, w, K, rank, mask, out, k, write, cnt):
+def _tag_one(y, n, w, suf, K, rank, mask, out, k, write, cnt):
     k = _put(out, k, hstep(_h(R_RANK), rank_bin(rank)), mask, write)
     for q in range(K):
         cnt[q] = 0
@@ -230,8 +232,11 @@ def _tag_one(y, n, w, K, rank, mask, out, k, write, cnt):
         k = _put(out, k, hstep(hstep(hstep(_h(R_TRI), p2), p1), y[i]), mask, write)
         k = _put(out, k, hstep(hstep(hstep(hstep(_h(R_QUAD), p3), p2), p1), y[i]), mask, write)
         k = _put(out, k, hstep(hstep(hstep(hstep(_h(R_WCTX), w[i]), p1), y[i]), nx), mask, write)
+        k = _put(out, k, hstep(hstep(hstep(hstep(_h(R_SUFCTX), suf[i]), p1), y[i]), nx), mask, write)
         wp = w[i - 1] if i >= 1 else _START
         k = _put(out, k, hstep(hstep(hstep(_h(R_WPREV), wp), p1), y[i]), mask, write)
+        if i + 1 < n:
+            k = _put(out, k, hstep(hstep(hstep(_h(R_WNEXT), w[i + 1]), y[i]), nx), mask, write)
     distinct = 0
     for q in range(K):
         if cnt[q] > 0:
@@ -244,15 +249,16 @@ def _tag_one(y, n, w, K, rank, mask, out, k, write, cnt):
 
 
 @njit(**NJIT)
-def tag_features(labels, count, offsets, words, K, mask, base_only, fptr, fids, write):
-    """Features of every candidate label sequence ``labels[j, offsets[s]:offsets[s+1]]`` (K labels); two passes
-    as :func:`tree_features`."""
+def tag_features(labels, count, offsets, words, suffixes, K, mask, base_only, fptr, fids, write):
+    """Features of every candidate label sequence ``labels[j, offsets[s]:offsets[s+1]]`` (K labels; word and
+    3-character suffix ids per token); two passes as :func:`tree_features`."""
     S = offsets.shape[0] - 1
     N = 1
     for s in range(S):
         N = max(N, offsets[s + 1] - offsets[s])
     y = np.empty(N, INT)
     w = np.empty(N, INT)
+    suf = np.empty(N, INT)
     cnt = np.zeros(max(K, 1), INT)
     c = 0
     k = 0
@@ -262,11 +268,12 @@ def tag_features(labels, count, offsets, words, K, mask, base_only, fptr, fids, 
         n = offsets[s + 1] - o
         for i in range(n):
             w[i] = words[o + i]
+            suf[i] = suffixes[o + i]
         for j in range(count[s]):
             for i in range(n):
                 y[i] = labels[j, o + i]
             if not base_only:
-                k = _tag_one(y, n, w, K, j, mask, fids, k, write, cnt)
+                k = _tag_one(y, n, w, suf, K, j, mask, fids, k, write, cnt)
             c += 1
             fptr[c] = k
     return k

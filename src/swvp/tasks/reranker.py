@@ -117,13 +117,14 @@ class _Tags:
 
     def features(self, base, out, count, offsets, mask, base_only):
         words = _crc([w.lower() for s in self.words for w in s])
+        suffixes = _crc([w[-3:].lower() for s in self.words for w in s])
         C = int(count.sum())
         fptr = np.zeros(C + 1, INT)
         dummy = np.zeros(1, INT)
         K = len(base.labels_)
-        total = tag_features(out, count, offsets, words, K, mask, base_only, fptr, dummy, False)
+        total = tag_features(out, count, offsets, words, suffixes, K, mask, base_only, fptr, dummy, False)
         fids = np.empty(max(total, 1), INT)
-        tag_features(out, count, offsets, words, K, mask, base_only, fptr, fids, True)
+        tag_features(out, count, offsets, words, suffixes, K, mask, base_only, fptr, fids, True)
         return fptr, fids[:total]
 
 
@@ -170,8 +171,8 @@ class Reranker(Estimator):
     MODEL_KIND = MODEL_KIND
 
     def __init__(self, *, base=None, k: int = 16, learner: str = "perceptron", folds: int = 5,
-                 features: str = "all", base_weights: tuple = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0), epochs: int = 10,
-                 rounds: int = 2000, C: float = 0.1, hash_bits: int = 20, random_state=0):
+                 features: str = "all", base_weights: tuple = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0),
+                 epochs: int = 10, rounds: int = 2000, C: float = 0.1, hash_bits: int = 20, random_state=0):
         self.base = base
         self.k = k
         self.learner = learner
