@@ -29,6 +29,7 @@ def test_parser_nbest_constraints_and_reranker(tmp_path, capsys):
     assert 6 <= len(blocks) <= 18
     ranks = [int(next(ln for ln in b.split("\n") if ln.startswith("# nbest_rank")).split("=")[1]) for b in blocks]
     assert ranks.count(1) == 6
+    assert all(r[7] != "_" for b in blocks for r in rows(b + "\n")[0])  # each candidate tree labelled
     one = tmp_path / "one.conllu"
     assert main(["predict", "--model", str(model), str(tmp_path / "test.conllu"), "-o", str(one)]) == 0
     firsts = [b for b, r in zip(blocks, ranks) if r == 1]

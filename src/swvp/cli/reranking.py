@@ -119,17 +119,23 @@ def _with_comments(sent, extra_lines: list[str]):
     return dc_replace(sent, lines=lines, word_rows=rows, blank_after=1)
 
 
-def _nbest_conllu(corpus, nbest, column: str) -> str:
-    """One CoNLL-U block per candidate (``column``: "heads" or a tag column)."""
+def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
+    """One CoNLL-U block per candidate (``column``: "heads" or a tag column); ``labeller`` (a parser) adds the
+    DEPREL of each candidate tree."""
     from swvp.data.conllu import ConlluCorpus, format_conllu
 
-    sents, values = [], []
-    for sent, nb in zip(corpus.sentences, nbest):
+    sents, values, cand_tags = [], [], []
+    for i, (sent, nb) in enumerate(zip(corpus.sentences, nbest)):
         for j, (out, score) in enumerate(zip(nb.outputs, nb.scores)):
             sents.append(_with_comments(sent, [f"# nbest_rank = {j + 1}", f"# nbest_score = {score:.6f}"]))
             values.append(out)
+            if tags is not None:
+                cand_tags.append(tags[i])
     expanded = ConlluCorpus(sents, corpus.path, 0, True)
-    return format_conllu(expanded, **{column: values})
+    extra = {}
+    if labeller is not None and labeller.label_coef_ is not None:
+        extra["deprels"] = labeller.predict_deprels(sents, values, tags=cand_tags if tags is not None else None)
+    return format_conllu(expanded, **{column: values}, **extra)
 
 
 def _write(text: str, out) -> None:
@@ -190,7 +196,7 @@ def predict_parser_nbest(model, args) -> int:
     constraints = _constraints(args, "heads")
     res = model.predict(corpus, tags=tags, k=args.nbest, constraints=constraints)
     if args.nbest:
-        text = _nbest_conllu(corpus, res, "heads")
+        text = _nbest_conllu(corpus, res, "heads", labeller=model, tags=tags)
     else:
         kwargs = {"heads": res}
         if model.label_coef_ is not None:
