@@ -210,6 +210,9 @@ def format_table(report: dict) -> str:
         lines.append("")
         lines.append(f"{name}: {row['metric']}, base 1-best {100 * row['base']:.2f}"
                      + (f" (no punct {100 * row['base_no_punct']:.2f})" if row.get("base_no_punct") else ""))
+        if row["task"] == "parse" and row["order"] == 2:
+            lines.append("(order 2: the exact 1-best, then the first-order part's k-best list rescored by the full "
+                         "model: an approximate k-best list)")
         lines.append(f"{'k':>14} " + " ".join(f"{k:>7}" for k in ks))
         lines.append(f"{'oracle':>14} " + " ".join(f"{100 * row['oracle'][str(k)]:7.2f}" for k in ks))
         for name_l, r in row["rerankers"].items():
