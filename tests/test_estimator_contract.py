@@ -17,7 +17,9 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
+from swvp.tasks.transition_parser import TransitionDependencyParser
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
@@ -27,7 +29,10 @@ CONFIGS = [Perceptron(epochs=3, update=WeightedViolations(beta=2.0), search=Beam
            Beam(size=5, select="latest"), Greedy(select="hybrid"), Full(),
            WeightedViolations(jj=((0, 1), (2,)), gamma="wmr", mode="balanced", beta=0.5)]
 ESTIMATORS = [SequenceTagger(features="ner", order=2, learner=CONFIGS[0], rare_threshold=2),
-              GraphDependencyParser(order=2, hash_bits=16, learner=Perceptron(epochs=2), labeller=False)]
+              GraphDependencyParser(order=2, hash_bits=16, learner=Perceptron(epochs=2), labeller=False),
+              Reranker(base=SequenceTagger(learner=Perceptron(epochs=2)), k=4, learner="svm", C=0.5),
+              TransitionDependencyParser(templates="huang-sagae", hash_bits=12,
+                                         learner=Perceptron(search=Beam(4, "early"), epochs=2))]
 
 
 def tag_language(n: int, seed: int):
@@ -268,7 +273,8 @@ def test_unknown_class_in_params_is_a_format_error(tmp_path):
 
 
 def test_one_registry_of_model_kinds(tmp_path):
-    assert tasks.ESTIMATORS == {"sequence-tagger": SequenceTagger, "graph-parser": GraphDependencyParser}
+    assert tasks.ESTIMATORS == {"sequence-tagger": SequenceTagger, "graph-parser": GraphDependencyParser,
+                                "reranker": Reranker, "transition-parser": TransitionDependencyParser}
     assert all(cls.MODEL_KIND == kind for kind, cls in tasks.ESTIMATORS.items())
     X, Y = tag_language(20, 5)
     SequenceTagger(learner=Perceptron(epochs=1)).fit(X, Y).save(tmp_path / "t.npz")
@@ -276,6 +282,9 @@ def test_one_registry_of_model_kinds(tmp_path):
         tmp_path / "p.npz")
     assert type(tasks.load(tmp_path / "t.npz")) is SequenceTagger
     assert type(tasks.load(tmp_path / "p.npz")) is GraphDependencyParser
+    TransitionDependencyParser(hash_bits=10, learner=Perceptron(search=Beam(2), epochs=1)).fit(toy_trees(5, 0)).save(
+        tmp_path / "a.npz")
+    assert type(tasks.load(tmp_path / "a.npz")) is TransitionDependencyParser
     with pytest.raises(ModelFormatError, match="expected 'graph-parser'"):
         GraphDependencyParser.load(tmp_path / "t.npz")
     from swvp.persistence import save_model

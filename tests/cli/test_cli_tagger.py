@@ -559,8 +559,8 @@ def _other_version(path, good):
 
 
 def _other_kind(path, good):
-    save_model(path, "reranker", {}, {"w": np.zeros(2)})
-    return "unknown model kind 'reranker'"
+    save_model(path, "crf-tagger", {}, {"w": np.zeros(2)})
+    return "unknown model kind 'crf-tagger'"
 
 
 def _missing(path, good):

@@ -52,12 +52,24 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_train_arguments(par)
     par.set_defaults(func=parsing.cmd_train_parser)
 
+    from swvp.cli import reranking
+
+    rer = train_sub.add_parser("reranker", help="a reranker of a base model's k-best lists (Collins & Koo 2005)")
+    reranking.add_train_arguments(rer)
+    rer.set_defaults(func=reranking.cmd_train_reranker)
+
     pred = sub.add_parser("predict", help="label a file with a trained model (same format out)")
     pred.add_argument("--model", required=True)
     pred.add_argument("input")
     pred.add_argument("-o", "--output", help="output file (default: standard output)")
     pred.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
     pred.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
+    pred.add_argument("--nbest", type=int, default=None, metavar="K",
+                      help="tagger/parser models: the K best outputs with their scores (CoNLL-U: one block per "
+                           "candidate, '# nbest_rank' and '# nbest_score' comments; other formats: JSON lines)")
+    pred.add_argument("--constraints", metavar="FILE",
+                      help="tagger/parser models: per token a column of allowed labels ('A|B') or the fixed head, "
+                           "'_' for free; one line per token, a blank line between sentences")
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="score a trained model on a gold file")
@@ -134,6 +146,21 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("--out", default="runs/swvp_strategies")
     ss.set_defaults(func=_cmd_swvp_strategies)
 
+    rr = exp_sub.add_parser("reranking", help="reranking k-best lists (Collins & Koo 2005) on EWT parsing and "
+                                              "UPOS tagging: oracle and reranked scores per k, timings")
+    rr.add_argument("--k", type=_ints, default=(1, 2, 4, 8, 16, 32, 64), help="k values (default 1,2,...,64)")
+    rr.add_argument("--train-k", type=int, default=16, help="length of the reranker's training lists")
+    rr.add_argument("--tasks", default="parse:1,tag:1", help="task:order list (default parse:1,tag:1)")
+    rr.add_argument("--learners", default="perceptron,boosting,svm")
+    rr.add_argument("--epochs", type=int, default=10, help="base model epochs")
+    rr.add_argument("--folds", type=int, default=5, help="jack-knifing folds")
+    rr.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
+    rr.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
+    rr.add_argument("--seed", type=int, default=0)
+    rr.add_argument("--out", default="runs/reranking")
+    rr.add_argument("--quiet", action="store_true")
+    rr.set_defaults(func=_cmd_reranking)
+
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
@@ -205,13 +232,14 @@ def _cmd_swvp_strategies(args) -> int:
 
 def _model_and_commands(path):
     """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate)."""
-    from swvp.cli import parsing, tagging
+    from swvp.cli import parsing, reranking, tagging
     from swvp.exceptions import ModelFormatError
-    from swvp.tasks import GraphDependencyParser, SequenceTagger, TransitionDependencyParser, load
+    from swvp.tasks import GraphDependencyParser, Reranker, SequenceTagger, TransitionDependencyParser, load
 
     commands = {SequenceTagger: (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
                 GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
-                TransitionDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser)}
+                TransitionDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
+                Reranker: (reranking.cmd_predict_reranker, reranking.cmd_evaluate_reranker)}
     try:
         model = load(path)
     except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check
@@ -221,6 +249,15 @@ def _model_and_commands(path):
 
 def _cmd_predict(args) -> int:
     model, (predict, _) = _model_and_commands(args.model)
+    if args.nbest is not None or args.constraints:
+        from swvp.cli import reranking
+        from swvp.tasks import GraphDependencyParser, SequenceTagger
+
+        reranking.check_nbest_args(args)
+        if isinstance(model, SequenceTagger):
+            return reranking.predict_tagger_nbest(model, args)
+        if isinstance(model, GraphDependencyParser):
+            return reranking.predict_parser_nbest(model, args)
     return predict(model, args)
 
 
@@ -256,6 +293,24 @@ def _cmd_parsing(args) -> int:
                          **kwargs)
     print(parsing.format_table(report))
     print(f"\nwrote {args.out}/parsing.json and {args.out}/parsing.png")
+    return 0
+
+
+def _cmd_reranking(args) -> int:
+    from swvp.experiments import reranking
+
+    tasks = []
+    for item in args.tasks.split(","):
+        task, _, order = item.strip().partition(":")
+        if task not in ("parse", "tag"):
+            raise ValueError(f"--tasks: unknown task {task!r} (parse or tag)")
+        tasks.append((task, int(order or 1)))
+    learners = tuple(x.strip() for x in args.learners.split(",") if x.strip())
+    report = reranking.run(tasks=tuple(tasks), k_values=args.k, train_k=args.train_k, learners=learners,
+                           epochs=args.epochs, folds=args.folds, train_limit=args.train_limit,
+                           repeats=args.repeats, seed=args.seed, out=args.out, progress=not args.quiet)
+    print(reranking.format_table(report))
+    print(f"\nwrote {args.out}/reranking.json and {args.out}/reranking.png")
     return 0
 
 

@@ -4,6 +4,11 @@
 An example is the feature matrix of its candidates, ``phi`` (m, d), and the index of the correct one, ``gold``
 (reranking: GEN(x) is a list, e.g. :func:`swvp.structures.cfg.all_parses`). Everything is vectorised over the
 candidates of an example; the loops run over examples and rounds.
+
+For reranking k-best lists at corpus scale (:class:`CandidateLists`: sparse hashed features, Collins & Koo 2005)
+the same three learners run in compiled code (:mod:`swvp.learn._ranking_kernels`) with no loop per feature in
+Python: :func:`rerank_perceptron`, :func:`rerank_boost`, :func:`rerank_svm`. Each candidate list's target is its
+best candidate (the oracle), the base model's score a real-valued feature whose weight ``alpha`` stays fixed.
 """
 
 from __future__ import annotations
@@ -14,10 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from swvp._config import FLOAT
-from swvp.learn._ranking_kernels import dual_coordinate_descent
+from swvp.learn._ranking_kernels import (
+    boost_init,
+    boost_rounds,
+    choose_all,
+    dual_coordinate_descent,
+    pair_differences,
+    perceptron_epoch,
+    sparse_dual_cd,
+)
 
-__all__ = ["RankingExample", "argmax_candidate", "differences", "margins", "perceptron_rank", "rank_boost",
-           "ranking_errors", "ranking_svm"]
+__all__ = ["CandidateLists", "RankingExample", "argmax_candidate", "choose", "differences", "margins",
+           "perceptron_rank", "rank_boost", "ranking_errors", "ranking_svm", "rerank_boost", "rerank_perceptron",
+           "rerank_svm"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +154,198 @@ def ranking_svm(examples: Sequence[RankingExample], *, C: float = np.inf, epochs
     theta = np.zeros(X.shape[1], FLOAT)
     dual_coordinate_descent(X, (X * X).sum(axis=1), alpha, theta, float(C), int(epochs), float(tol))
     return theta, alpha
+
+
+# ------------------------------------------------------------------------- sparse candidate lists (reranking)
+@dataclass(frozen=True)
+class CandidateLists:
+    """k-best lists as sparse arrays (Collins & Koo 2005): list s holds candidates ``cptr[s]..cptr[s+1]-1``;
+    candidate c has feature ids ``fids[fptr[c]:fptr[c+1]]`` (repeats count), a base-model score ``base[c]`` and a
+    quality ``quality[c]`` (its number of correct parts). Its ``oracle`` is the first best-quality candidate."""
+
+    cptr: np.ndarray
+    fptr: np.ndarray
+    fids: np.ndarray
+    base: np.ndarray
+    quality: np.ndarray
+
+    def __post_init__(self):
+        for name, dt in (("cptr", np.int64), ("fptr", np.int64), ("fids", np.int64), ("base", FLOAT),
+                         ("quality", FLOAT)):
+            object.__setattr__(self, name, np.ascontiguousarray(getattr(self, name), dtype=dt))
+        C = self.cptr[-1] if self.cptr.size else 0
+        if self.fptr.shape != (C + 1,) or self.base.shape != (C,) or self.quality.shape != (C,):
+            raise ValueError("inconsistent candidate arrays")
+        if np.any(np.diff(self.cptr) < 1):
+            raise ValueError("every list needs at least one candidate")
+
+    @property
+    def n_lists(self) -> int:
+        return int(self.cptr.shape[0] - 1)
+
+    @property
+    def oracle(self) -> np.ndarray:
+        """Index (global) of each list's best-quality candidate, the lower rank on ties."""
+        q = np.maximum.reduceat(self.quality, self.cptr[:-1])
+        is_best = self.quality == np.repeat(q, np.diff(self.cptr))
+        first = np.flatnonzero(is_best)
+        lists = np.repeat(np.arange(self.n_lists), np.diff(self.cptr))[first]
+        out = np.empty(self.n_lists, np.int64)
+        out[lists[::-1]] = first[::-1]  # the first per list wins
+        return out
+
+
+def choose(lists: CandidateLists, alpha: float, w: np.ndarray) -> np.ndarray:
+    """The chosen candidate (global index) of every list: argmax alpha·base + w·Φ, the lower rank on ties."""
+    out = np.empty(lists.n_lists, np.int64)
+    if lists.n_lists:
+        choose_all(lists.cptr, lists.fptr, lists.fids, lists.base, float(alpha), w, out)
+    return out
+
+
+def chosen_quality(lists: CandidateLists | None, alpha: float, w: np.ndarray) -> float:
+    """Total quality of the chosen candidates (the selection criterion on held-out lists)."""
+    if lists is None:
+        return 0.0
+    return float(lists.quality[choose(lists, alpha, w)].sum())
+
+
+def rerank_perceptron(train: CandidateLists, n_weights: int, *, alpha: float = 1.0, epochs: int = 10,
+                      random_state=0, dev: CandidateLists | None = None) -> tuple[np.ndarray, list[dict]]:
+    """The averaged perceptron over k-best lists (Collins 2002; Collins & Koo 2005 §4), base weight fixed to
+    ``alpha``; seeded shuffle per epoch; with ``dev`` the epoch of best dev quality is kept. Returns (w, history)."""
+    w = np.zeros(int(n_weights), FLOAT)
+    u = np.zeros_like(w)
+    rng = np.random.default_rng(random_state)
+    oracle = train.oracle
+    c = 1
+    best = (-np.inf, w.copy())
+    history = []
+    for e in range(int(epochs)):
+        perm = rng.permutation(train.n_lists).astype(np.int64)
+        c, mistakes = perceptron_epoch(train.cptr, train.fptr, train.fids, train.base, float(alpha), train.quality,
+                                       oracle, w, u, c, perm)
+        avg = w - u / c
+        row = {"epoch": e + 1, "mistakes": int(mistakes)}
+        if dev is not None:
+            row["dev_quality"] = chosen_quality(dev, alpha, avg)
+            if row["dev_quality"] > best[0]:
+                best = (row["dev_quality"], avg)
+        else:
+            best = (0.0, avg)
+        history.append(row)
+        if mistakes == 0:
+            break
+    return best[1], history
+
+
+def _sorted_fids(lists: CandidateLists) -> np.ndarray:
+    """Each candidate's ids sorted (for merging)."""
+    seg = np.repeat(np.arange(lists.fptr.shape[0] - 1), np.diff(lists.fptr))
+    return np.ascontiguousarray(lists.fids[np.lexsort((lists.fids, seg))])
+
+
+def pairs(lists: CandidateLists, binary: bool):
+    """(pptr, pids, pvals, pbase): Φ(oracle) − Φ(y) (presence when ``binary``) and base(oracle) − base(y) for every
+    candidate y of lower quality than its list's oracle."""
+    sf = _sorted_fids(lists)
+    oracle = lists.oracle
+    dummy_i = np.zeros(1, np.int64)
+    dummy_f = np.zeros(1, FLOAT)
+    P, bound = pair_differences(lists.cptr, lists.fptr, sf, lists.base, lists.quality, oracle, binary,
+                                dummy_i, dummy_i, dummy_f, dummy_f, False)
+    pptr = np.zeros(P + 1, np.int64)
+    pids = np.empty(max(bound, 1), np.int64)
+    pvals = np.empty(max(bound, 1), FLOAT)
+    pbase = np.empty(P, FLOAT)
+    _, k = pair_differences(lists.cptr, lists.fptr, sf, lists.base, lists.quality, oracle, binary,
+                            pptr, pids, pvals, pbase, True)
+    return pptr, pids[:k].copy(), pvals[:k].copy(), pbase
+
+
+def rerank_boost(train: CandidateLists, n_weights: int, *, alpha: float = 1.0, rounds: int = 2000,
+                 eps: float = 1e-4, dev: CandidateLists | None = None, eval_every: int = 50
+                 ) -> tuple[np.ndarray, list[dict]]:
+    """Ranking boosting with the exponential loss over (oracle, y) pairs (Collins & Koo 2005 §3; Collins' chapter
+    Fig. 1.2 with the exact line search for indicator features): features are presence indicators, so every
+    difference lies in {−1, 0, 1} (§4.2's condition); the base score enters with the fixed weight ``alpha``;
+    smoothing ``eps`` (Collins & Koo's ε). With ``dev`` the number of rounds is chosen on dev (checked every
+    ``eval_every`` rounds). Returns (w, history)."""
+    pptr, pids, pvals, pbase = pairs(train, binary=True)
+    full = np.zeros(int(n_weights), FLOAT)
+    history: list[dict] = []
+    if pptr.shape[0] <= 1:
+        return full, history
+    used, pids = np.unique(pids, return_inverse=True)  # rounds scan only the features that occur in some pair
+    pids = np.ascontiguousarray(pids, dtype=np.int64)
+    F = used.shape[0]
+    theta = np.zeros(F, FLOAT)
+    margin = alpha * pbase
+    d = np.empty(pptr.shape[0] - 1, FLOAT)
+    Wp = np.zeros(F, FLOAT)
+    Wm = np.zeros(F, FLOAT)
+    Z, shift = boost_init(pptr, pids, pvals, margin, d, Wp, Wm)
+    order = np.argsort(pids, kind="stable")
+    col_ptr = np.zeros(F + 1, np.int64)
+    np.cumsum(np.bincount(pids, minlength=F), out=col_ptr[1:])
+    col_pair = (np.searchsorted(pptr, order, side="right") - 1).astype(np.int64)
+    col_val = pvals[order]
+
+    def expand(th):
+        out = np.zeros(int(n_weights), FLOAT)
+        out[used] = th
+        return out
+
+    best = (chosen_quality(dev, alpha, full), full, 0)
+    done = 0
+    chosen = np.empty(int(eval_every), np.int64)
+    steps = np.empty(int(eval_every), FLOAT)
+    while done < int(rounds):
+        r = min(int(eval_every), int(rounds) - done)
+        chosen[:] = -1
+        Z = boost_rounds(pptr, pids, pvals, col_ptr, col_pair, col_val, margin, d, Wp, Wm, theta, Z, shift, r,
+                         float(eps), chosen, steps)
+        ran = int(np.count_nonzero(chosen[:r] >= 0))
+        done += ran
+        row = {"rounds": done, "loss": float(Z * np.exp(-shift) / max(d.shape[0], 1))}
+        if dev is not None:
+            w = expand(theta)
+            row["dev_quality"] = chosen_quality(dev, alpha, w)
+            if row["dev_quality"] > best[0]:
+                best = (row["dev_quality"], w, done)
+        history.append(row)
+        if ran < r:
+            break
+    return (best[1] if dev is not None else expand(theta)), history
+
+
+def rerank_svm(train: CandidateLists, n_weights: int, *, alpha: float = 1.0, C: float = 0.1, epochs: int = 10,
+               random_state=0, dev: CandidateLists | None = None) -> tuple[np.ndarray, list[dict]]:
+    """The ranking SVM (Collins §8.1; Joachims 2002) over (oracle, y) pairs with sparse count differences and the
+    base score as a fixed offset (weight ``alpha``): min ½‖θ‖² + C Σ ξ_p s.t. θ·x_p + alpha·Δbase_p ≥ 1 − ξ_p,
+    by dual coordinate descent (seeded sweep order); with ``dev`` the sweep of best dev quality is kept."""
+    pptr, pids, pvals, pbase = pairs(train, binary=False)
+    theta = np.zeros(int(n_weights), FLOAT)
+    history: list[dict] = []
+    P = pptr.shape[0] - 1
+    if P == 0:
+        return theta, history
+    seg = np.repeat(np.arange(P), np.diff(pptr))
+    sq = np.bincount(seg, weights=pvals * pvals, minlength=P).astype(FLOAT)
+    a = np.zeros(P, FLOAT)
+    rng = np.random.default_rng(random_state)
+    best = (-np.inf, theta.copy())
+    for e in range(int(epochs)):
+        largest = sparse_dual_cd(pptr, pids, pvals, pbase, float(alpha), float(C), sq, a, theta,
+                                 rng.permutation(P).astype(np.int64))
+        row = {"epoch": e + 1, "largest_step": float(largest), "support": int(np.count_nonzero(a))}
+        if dev is not None:
+            row["dev_quality"] = chosen_quality(dev, alpha, theta)
+            if row["dev_quality"] > best[0]:
+                best = (row["dev_quality"], theta.copy())
+        else:
+            best = (0.0, theta.copy())
+        history.append(row)
+        if largest <= 1e-9:
+            break
+    return best[1], history

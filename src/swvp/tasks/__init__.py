@@ -12,14 +12,16 @@ from swvp.exceptions import ModelFormatError
 from swvp.persistence import load_model
 from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 #: Model kind (the ``kind`` of a model file's header) → estimator class.
 ESTIMATORS: dict[str, type[Estimator]] = {cls.MODEL_KIND: cls for cls in (SequenceTagger, GraphDependencyParser,
-                                                                            TransitionDependencyParser)}
+                                                                            TransitionDependencyParser, Reranker)}
 
-__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "SequenceTagger", "TransitionDependencyParser", "load"]
+__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Reranker", "SequenceTagger",
+           "TransitionDependencyParser", "load"]
 
 
 def load(path: str | os.PathLike) -> Estimator:

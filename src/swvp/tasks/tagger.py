@@ -163,12 +163,21 @@ class SequenceTagger(Estimator):
     def _is_fitted(self) -> bool:
         return getattr(self, "_coef", None) is not None or getattr(self, "_coef_source", None) is not None
 
-    def predict(self, X, *, extra=None, voted: bool = False) -> list[list[str]]:
-        """Label sequences for sentences ``X`` (lists of words, or of (word, extra) pairs, or a TaggedCorpus)."""
+    def predict(self, X, *, extra=None, voted: bool = False, k: int | None = None, constraints=None):
+        """Label sequences for sentences ``X`` (lists of words, or of (word, extra) pairs, or a TaggedCorpus).
+
+        ``k``: instead, one :class:`~swvp.tasks.nbest.NBest` per sentence: its ``k`` best label sequences with
+        their model scores, best first (exact lazy k-best Viterbi, Huang & Chiang 2005; candidate 0 is the
+        1-best). ``constraints``: one entry per sentence, ``None`` or per token ``None`` (free) or the allowed
+        labels (a label or a tuple of labels); honoured exactly (disallowed labels score ``-inf``). Both need
+        exact search (not a beam-trained model) and no ``voted``.
+        """
         self._check_fitted()
         words, _, extra = _as_xy(X, None, extra)
         problem = self._problem(words, extra)
         search = self._search()
+        if k is not None or constraints is not None:
+            return self._nbest(problem, words, search, voted, k, constraints)
         if voted:
             if self._voted is None:
                 raise ValueError("voted prediction needs a learner trained with voted=True")
@@ -178,6 +187,27 @@ class SequenceTagger(Estimator):
         names = np.asarray(self.labels_, dtype=object)[flat]
         off = problem.features.offsets
         return [names[off[i]:off[i + 1]].tolist() for i in range(len(words))]
+
+    def _nbest(self, problem: SequenceProblem, words, search, voted: bool, k, constraints):
+        from swvp.learn.search import Exact
+        from swvp.tasks.nbest import NBest, allowed_mask, check_k, infeasible, sequence_nbest
+
+        if voted or not isinstance(search, Exact):
+            raise ValueError("k-best and constrained decoding are exact: not available with voted=True or a "
+                             "beam-trained tagger")
+        kk = 1 if k is None else check_k(k)
+        lengths = [len(s) for s in words]
+        allowed = None if constraints is None else allowed_mask(constraints, lengths, self.label_index_)
+        try:
+            out, scores, count = sequence_nbest(problem.structure(), self.coef_, kk, allowed)
+        except ValueError as err:
+            infeasible(constraints, err)
+        names = np.asarray(self.labels_, dtype=object)
+        off = problem.features.offsets
+        if k is None:
+            return [names[out[0, off[i]:off[i + 1]]].tolist() for i in range(len(words))]
+        return [NBest([names[out[j, off[i]:off[i + 1]]].tolist() for j in range(count[i])],
+                      scores[i, :count[i]].copy()) for i in range(len(words))]
 
     def score(self, X, y=None, *, extra=None) -> float:
         """Token accuracy on (X, y)."""

@@ -1,0 +1,211 @@
+"""``swvp train reranker``, ``swvp predict --nbest/--constraints`` and predict/evaluate for reranker models.
+
+k-best output: a CoNLL-U input gives CoNLL-U out, one block per candidate (the sentence repeated, its comments kept),
+with ``# nbest_rank = j`` and ``# nbest_score = s`` comment lines, because every CoNLL-U reader accepts it (comments
+are the format's place for sentence metadata, as ``sent_id``) and the blocks stay in the input's own format.
+Column formats (CoNLL-2000/2002, word/tag files) have no comment syntax, so they get JSON lines instead: one object
+per candidate, ``{"sentence", "rank", "score", "labels"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace as dc_replace
+
+
+def add_train_arguments(p) -> None:
+    p.add_argument("--base", required=True, help="the base model (a tagger or an Eisner parser, .npz)")
+    p.add_argument("--train", required=True, help="training data (the base model's format)")
+    p.add_argument("--dev", help="development data (base weight, epochs / rounds)")
+    p.add_argument("--k", type=int, default=16, help="k-best list length (default 16)")
+    p.add_argument("--learner", choices=["perceptron", "boosting", "svm"], default="perceptron")
+    p.add_argument("--folds", type=int, default=5, help="jack-knifing folds (default 5)")
+    p.add_argument("--epochs", type=int, default=10, help="perceptron epochs / SVM sweeps")
+    p.add_argument("--rounds", type=int, default=2000, help="boosting rounds")
+    p.add_argument("--C", type=float, default=0.1, help="SVM slack penalty")
+    p.add_argument("--features", choices=["all", "base"], default="all")
+    p.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", required=True, help="model file to write (.npz)")
+
+
+def _data(base, path, limit=None):
+    """The base model's input read from ``path``: sentences (parser) or (words, labels) of a tagged corpus."""
+    from swvp.tasks.graph_parser import GraphDependencyParser
+
+    if isinstance(base, GraphDependencyParser):
+        from swvp.data.conllu import read_conllu
+
+        sents = read_conllu(path, validate_trees=True).sentences
+        return (sents[:limit] if limit else sents,)
+    from swvp.data.corpus import guess_format, load_tagged
+
+    info = getattr(base, "info_", None) or {}
+    corpus = load_tagged(path, fmt=info.get("format") or guess_format(path), column=info.get("column", "upos"))
+    X, Y = corpus.sentences, corpus.labels
+    return (X[:limit], Y[:limit]) if limit else (X, Y)
+
+
+def cmd_train_reranker(args) -> int:
+    from swvp.tasks import load
+    from swvp.tasks.reranker import Reranker
+
+    base = load(args.base)
+    rr = Reranker(base=base, k=args.k, learner=args.learner, folds=args.folds, epochs=args.epochs,
+                  rounds=args.rounds, C=args.C, features=args.features, random_state=args.seed)
+    train = _data(base, args.train, args.train_limit)
+    dev = _data(base, args.dev) if args.dev else None
+    rr.fit(*train, dev=dev if dev is None or len(dev) == 2 else dev[0])
+    rr.save(args.model)
+    print(f"saved {args.model}: reranker ({args.learner}) over the {args.k}-best lists of {args.base}, "
+          f"{args.folds}-fold jack-knifing, base weight {rr.alpha_:g}")
+    return 0
+
+
+def cmd_predict_reranker(model, args) -> int:
+    from swvp.data.textio import atomic_write_text
+
+    if getattr(args, "nbest", None) or getattr(args, "constraints", None):
+        raise ValueError("--nbest and --constraints apply to tagger and parser models, not to rerankers")
+    if model.kind_ == "tree":
+        from swvp.data.conllu import format_conllu, read_conllu
+
+        corpus = read_conllu(args.input)
+        heads, rels = model.parse(corpus)
+        kwargs = {"heads": heads, **({"deprels": rels} if rels is not None else {})}
+        text = format_conllu(corpus, **kwargs)
+    else:
+        from swvp.cli.tagging import _tagger_input
+        from swvp.data.conllu import format_conllu, read_conllu
+
+        fmt, column = _tagger_input(model.base_, args.input, args.format)
+        if fmt != "conllu":
+            raise ValueError("tagger rerankers read and write CoNLL-U")
+        corpus = read_conllu(args.input)
+        text = format_conllu(corpus, **{column: model.predict([s.forms for s in corpus.sentences])})
+    if args.output:
+        atomic_write_text(args.output, text)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_evaluate_reranker(model, args) -> int:
+    scores = model.evaluate(*_data(model.base_, args.input))
+    if args.json:
+        print(json.dumps(scores, indent=1))
+        return 0
+    print(f"{args.input}: {scores['sentences']} sentences; reranker ({scores['learner']}, k = {scores['k']})")
+    if model.kind_ == "tree":
+        print(f"UAS reranked {100 * scores['uas']:.2f}%  base 1-best {100 * scores['base_uas']:.2f}%  "
+              f"oracle {100 * scores['oracle_uas']:.2f}%  (every word)")
+        print(f"UAS reranked without punctuation {100 * scores['uas_no_punct']:.2f}%")
+    else:
+        print(f"accuracy reranked {100 * scores['accuracy']:.2f}%  base 1-best {100 * scores['base_accuracy']:.2f}%"
+              f"  oracle {100 * scores['oracle_accuracy']:.2f}%")
+    return 0
+
+
+# ------------------------------------------------------------------------------- k-best / constrained predict
+def _with_comments(sent, extra_lines: list[str]):
+    """A copy of a CoNLL-U sentence with ``extra_lines`` after its leading comments, one blank line after it."""
+    lead = 0
+    while lead < len(sent.lines) and sent.lines[lead].startswith("#"):
+        lead += 1
+    lines = sent.lines[:lead] + list(extra_lines) + sent.lines[lead:]
+    rows = [r + len(extra_lines) if r >= lead else r for r in sent.word_rows]
+    return dc_replace(sent, lines=lines, word_rows=rows, blank_after=1)
+
+
+def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
+    """One CoNLL-U block per candidate (``column``: "heads" or a tag column); ``labeller`` (a parser) adds the
+    DEPREL of each candidate tree."""
+    from swvp.data.conllu import ConlluCorpus, format_conllu
+
+    sents, values, cand_tags = [], [], []
+    for i, (sent, nb) in enumerate(zip(corpus.sentences, nbest)):
+        for j, (out, score) in enumerate(zip(nb.outputs, nb.scores)):
+            sents.append(_with_comments(sent, [f"# nbest_rank = {j + 1}", f"# nbest_score = {score:.6f}"]))
+            values.append(out)
+            if tags is not None:
+                cand_tags.append(tags[i])
+    expanded = ConlluCorpus(sents, corpus.path, 0, True)
+    extra = {}
+    if labeller is not None and labeller.label_coef_ is not None:
+        extra["deprels"] = labeller.predict_deprels(sents, values, tags=cand_tags if tags is not None else None)
+    return format_conllu(expanded, **{column: values}, **extra)
+
+
+def _write(text: str, out) -> None:
+    from swvp.data.textio import atomic_write_text
+
+    if out:
+        atomic_write_text(out, text)
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def _constraints(args, kind: str):
+    from swvp.tasks.nbest import read_constraints
+
+    return read_constraints(args.constraints, kind) if args.constraints else None
+
+
+def predict_tagger_nbest(model, args) -> int:
+    """``swvp predict --nbest K`` / ``--constraints FILE`` for a tagger model."""
+    from swvp.cli.tagging import _tagger_input
+    from swvp.data.corpus import load_tagged
+
+    fmt, column = _tagger_input(model, args.input, args.format)
+    constraints = _constraints(args, "labels")
+    k = args.nbest
+    if fmt == "conllu":
+        from swvp.data.conllu import format_conllu, read_conllu
+
+        corpus = read_conllu(args.input)
+        X = [s.forms for s in corpus.sentences]
+        res = model.predict(X, k=k, constraints=constraints)
+        text = _nbest_conllu(corpus, res, column) if k else format_conllu(corpus, **{column: res})
+        _write(text, args.output)
+        return 0
+    if fmt in ("conll2000", "conll2002"):
+        from swvp.data.columns import read_columns
+
+        corpus = read_columns(args.input, fmt=fmt)
+        X = [s.forms for s in corpus.sentences]
+        extra = [s.pos for s in corpus.sentences] if corpus.n_columns >= 3 else None
+    else:
+        X, extra = load_tagged(args.input, fmt=fmt).sentences, None
+    res = model.predict(X, extra=extra, k=k or 1, constraints=constraints)
+    lines = [json.dumps({"sentence": i + 1, "rank": j + 1, "score": float(sc), "labels": out})
+             for i, nb in enumerate(res) for j, (out, sc) in enumerate(zip(nb.outputs, nb.scores))]
+    _write("\n".join(lines) + "\n", args.output)
+    return 0
+
+
+def predict_parser_nbest(model, args) -> int:
+    """``swvp predict --nbest K`` / ``--constraints FILE`` for a parser model (heads; DEPREL by the labeller)."""
+    from swvp.cli.parsing import _tags
+    from swvp.data.conllu import format_conllu, read_conllu
+
+    corpus = read_conllu(args.input)
+    tags = _tags(args, corpus)
+    constraints = _constraints(args, "heads")
+    res = model.predict(corpus, tags=tags, k=args.nbest, constraints=constraints)
+    if args.nbest:
+        text = _nbest_conllu(corpus, res, "heads", labeller=model, tags=tags)
+    else:
+        kwargs = {"heads": res}
+        if model.label_coef_ is not None:
+            kwargs["deprels"] = model.predict_deprels(corpus, res, tags=tags)
+        text = format_conllu(corpus, **kwargs)
+    _write(text, args.output)
+    return 0
+
+
+def check_nbest_args(args) -> None:
+    if getattr(args, "nbest", None) is not None and args.nbest < 1:
+        raise ValueError(f"--nbest must be >= 1, got {args.nbest}")
