@@ -18,7 +18,6 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
-from swvp.inference._kernels.viterbi import viterbi1
 from swvp.learn._codes import (
     F_EPS,
     N_STATS,
@@ -33,10 +32,70 @@ from swvp.learn._codes import (
     U_RULE,
 )
 from swvp.learn._swvp import choose_gamma
-from swvp.model._kernels import Accum, add_delta, averaged_weights, fill_scores, score_difference
+from swvp.model._kernels import Accum, add_delta, score_difference
 
 #: Columns of the per-learner accuracy counts: correct tokens of (averaged, last) weights on (dev, test).
 AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
+
+
+@njit(**NJIT)
+def _fill_lanes(wf, st, s0, n, L, E, T):
+    """E[i, y, l] and T[i, h, y, l] of sentence s0..s0+n-1 for every learner l (``fill_scores`` per lane).
+
+    ``wf`` is the (weight_size, L) table flattened: a feature's K (or H·K) rows are one contiguous block, so each
+    lane's sums run in ``fill_scores``' order (from 0.0, features in list order) as one vector loop over lanes.
+    """
+    K = st.K
+    HK = (K + 1) * K
+    for i in range(n):
+        t = s0 + i
+        Ei = E[i].reshape(K * L)
+        Ei[:] = 0.0
+        for q in range(st.fptr[t], st.fptr[t + 1]):
+            a = st.fids[q] * K * L
+            for j in range(K * L):
+                Ei[j] += wf[a + j]
+        Ti = T[i].reshape(HK * L)
+        Ti[:] = 0.0
+        for q in range(st.tptr[t], st.tptr[t + 1]):
+            a = (st.toff + st.tids[q] * HK) * L
+            for j in range(HK * L):
+                Ti[j] += wf[a + j]
+
+
+@njit(**NJIT)
+def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
+    """First-order Viterbi of every lane (``viterbi1``'s sums and tie-breaking: the smallest label wins), labels of
+    lane l into ``Z[l, :n]``."""
+    for y in range(K):
+        for ln in range(L):
+            delta[0, y, ln] = E[0, y, ln] + T[0, K, y, ln]
+    for i in range(1, n):
+        for y in range(K):
+            for ln in range(L):
+                best[ln] = -np.inf
+                arg[ln] = 0
+            for p in range(K):
+                dp = delta[i - 1, p]
+                tp = T[i, p, y]
+                for ln in range(L):
+                    v = dp[ln] + tp[ln]
+                    if v > best[ln]:
+                        best[ln] = v
+                        arg[ln] = p
+            for ln in range(L):
+                delta[i, y, ln] = best[ln] + E[i, y, ln]
+                bp[i, y, ln] = arg[ln]
+    for ln in range(L):
+        b = -np.inf
+        a = 0
+        for y in range(K):
+            if delta[n - 1, y, ln] > b:
+                b = delta[n - 1, y, ln]
+                a = y
+        Z[ln, n - 1] = a
+        for i in range(n - 1, 0, -1):
+            Z[ln, i - 1] = bp[i, Z[ln, i], ln]
 
 
 @njit(**NJIT)
@@ -79,75 +138,64 @@ def _update(st, acc, cavg, rule_codes, rule_params, s0, y, z, n, E, T, mix, stat
 
 
 @njit(**NJIT)
-def _epoch(st, acc, c, order, rule_codes, rule_params, stats, E, T, delta, bp, z, mix, idx, marg, s_idx, s_marg,
-           gamma):
-    """One pass over the sentences in ``order`` (``engine.train_epoch`` with exact search); returns the new count."""
-    K = st.K
-    eps = rule_params[F_EPS]
-    for oi in range(order.shape[0]):
-        s = order[oi]
-        s0 = st.offsets[s]
-        n = st.offsets[s + 1] - s0
-        if n == 0:
-            c += 1
-            continue
-        fill_scores(acc.w, st, s0, n, E, T)
-        viterbi1(E, T, n, K, z, delta, bp)
-        y = st.gold[s0:s0 + n]
-        wrong = 0
-        for i in range(n):
-            if z[i] != y[i]:
-                wrong += 1
-        stats[STAT_TOKENS] += n
-        stats[STAT_TOKENS_WRONG] += wrong
-        if wrong > 0:
-            stats[STAT_MISTAKES] += 1
-            stats[STAT_UPDATES] += 1
-            if score_difference(E, T, y, z, 0, n, n, K, 1) > eps:
-                stats[STAT_INVALID] += 1
-            _update(st, acc, float(c), rule_codes, rule_params, s0, y, z, n, E, T, mix, stats, idx, marg, s_idx,
-                    s_marg, gamma)
-        c += 1
-    return c
-
-
-@njit(**NJIT)
-def correct_tokens(st, w, E, T, delta, bp, z):
-    """Tokens whose Viterbi label under ``w`` equals the gold label (``engine.decode_corpus`` + comparison)."""
-    K = st.K
-    right = 0
+def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
+    """right[l] += tokens whose Viterbi label under lane l's weights equals the gold (``decode_corpus`` + compare)."""
     for s in range(st.offsets.shape[0] - 1):
         s0 = st.offsets[s]
         n = st.offsets[s + 1] - s0
         if n == 0:
             continue
-        fill_scores(w, st, s0, n, E, T)
-        viterbi1(E, T, n, K, z, delta, bp)
-        for i in range(n):
-            if z[i] == st.gold[s0 + i]:
-                right += 1
-    return right
+        _fill_lanes(wf, st, s0, n, L, E, T)
+        _viterbi_lanes(E, T, n, st.K, L, delta, bp, best, arg, Z)
+        for ln in range(L):
+            for i in range(n):
+                if Z[ln, i] == st.gold[s0 + i]:
+                    right[ln] += 1
+
+
+@njit(**NJIT)
+def _averaged_lanes(W, U, c, out):
+    """out[:, l] = W[:, l] − U[:, l] / c[l] (``averaged_weights`` per lane; W itself where c[l] = 0)."""
+    L = W.shape[1]
+    inv = np.empty(L)
+    for ln in range(L):
+        inv[ln] = 1.0 / c[ln] if c[ln] > 0 else 0.0
+    for k in range(W.shape[0]):
+        for ln in range(L):
+            out[k, ln] = W[k, ln] - U[k, ln] * inv[ln] if c[ln] > 0 else W[k, ln]
 
 
 @njit(**NJIT)
 def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orders, stop_when_separated,
                     track_train, stats, n_epochs, correct, train_correct, final):
-    """Train learner l = 0..L−1 (update rule ``rule_codes[l]``/``rule_params[l]``) from zero weights over the epoch
-    orders ``orders`` (T, n) and score it; everything per learner is written to the outputs:
+    """Train learners l = 0..L−1 (update rule ``rule_codes[l]``/``rule_params[l]``) from zero weights over the
+    epoch orders ``orders`` (T, n), side by side, and score them; the outputs, per learner:
 
     ``stats`` (L, T, N_STATS) per-epoch statistics (learn/_codes.py STAT_*); ``n_epochs`` (L,) epochs run (fewer
     than T after an epoch without mistakes when ``stop_when_separated``); ``correct`` (L, 4) correct tokens of the
     averaged and last-iterate weights on dev and test (AVG_DEV, …); ``train_correct`` (L, T) correct training
     tokens of each epoch's averaged weights when ``track_train``; ``final`` (L, 2, weight_size), unless empty, the
     final w and u (lazy averaging, ALGORITHMS.md §5).
+
+    Every learner sees the sentences in the same order, so the weights are one (weight_size, L) table and each
+    sentence is scored and decoded for all learners at once (vector loops over learners); the updates are each
+    learner's own, on its column.
     """
+    L = rule_codes.shape[0]
     maxlen = max(train.maxlen, dev.maxlen, test.maxlen)
     K = train.K
-    E = np.empty((maxlen, K), FLOAT)
-    T = np.empty((maxlen, K + 1, K), FLOAT)
-    delta = np.empty((maxlen, K), FLOAT)
-    bp = np.zeros((maxlen, K), INT)
-    z = np.zeros(maxlen, INT)
+    W = np.zeros((weight_size, L), FLOAT)
+    U = np.zeros((weight_size, L), FLOAT)
+    Wf = W.reshape(weight_size * L)
+    A = np.empty((weight_size, L), FLOAT)
+    Af = A.reshape(weight_size * L)
+    E = np.empty((maxlen, K, L), FLOAT)
+    T = np.empty((maxlen, K + 1, K, L), FLOAT)
+    delta = np.empty((maxlen, K, L), FLOAT)
+    bp = np.zeros((maxlen, K, L), INT)
+    best = np.empty(L, FLOAT)
+    arg = np.zeros(L, INT)
+    Z = np.zeros((L, maxlen), INT)
     mix = np.zeros(maxlen, INT)
     idx = np.zeros(maxlen + 1, INT)
     s_idx = np.zeros(maxlen + 1, INT)
@@ -155,29 +203,75 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
     s_marg = np.zeros(maxlen + 1, FLOAT)
     gamma = np.zeros(maxlen + 1, FLOAT)
     no_log = np.zeros(0, INT)
-    avg = np.empty(weight_size, FLOAT)
-    for ln in range(rule_codes.shape[0]):
-        w = np.zeros(weight_size, FLOAT)
-        u = np.zeros(weight_size, FLOAT)
-        acc = Accum(w, u, no_log, np.zeros(0, FLOAT), np.zeros(1, INT))
-        c = 0
-        for e in range(orders.shape[0]):
-            c = _epoch(train, acc, c, orders[e], rule_codes[ln], rule_params[ln], stats[ln, e], E, T, delta, bp, z,
-                       mix, idx, marg, s_idx, s_marg, gamma)
-            n_epochs[ln] = e + 1
-            if track_train:
-                averaged_weights(w, u, c, avg)
-                train_correct[ln, e] = correct_tokens(train, avg, E, T, delta, bp, z)
-            if stop_when_separated and stats[ln, e, STAT_MISTAKES] == 0:
+    no_val = np.zeros(0, FLOAT)
+    log_n = np.zeros(1, INT)
+    c = np.zeros(L, INT)
+    active = np.ones(L, np.bool_)
+    right = np.zeros(L, INT)
+    n_active = L
+    for e in range(orders.shape[0]):
+        order = orders[e]
+        for oi in range(order.shape[0]):
+            s = order[oi]
+            s0 = train.offsets[s]
+            n = train.offsets[s + 1] - s0
+            if n == 0:
+                for ln in range(L):
+                    c[ln] += 1
+                continue
+            _fill_lanes(Wf, train, s0, n, L, E, T)
+            _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z)
+            y = train.gold[s0:s0 + n]
+            for ln in range(L):
+                if not active[ln]:
+                    continue
+                st = stats[ln, e]
+                z = Z[ln]
+                wrong = 0
+                for i in range(n):
+                    if z[i] != y[i]:
+                        wrong += 1
+                st[STAT_TOKENS] += n
+                st[STAT_TOKENS_WRONG] += wrong
+                if wrong > 0:
+                    El = E[:, :, ln]
+                    Tl = T[:, :, :, ln]
+                    st[STAT_MISTAKES] += 1
+                    st[STAT_UPDATES] += 1
+                    if score_difference(El, Tl, y, z, 0, n, n, K, 1) > rule_params[ln, F_EPS]:
+                        st[STAT_INVALID] += 1
+                    acc = Accum(W[:, ln], U[:, ln], no_log, no_val, log_n)
+                    _update(train, acc, float(c[ln]), rule_codes[ln], rule_params[ln], s0, y, z, n, El, Tl, mix, st,
+                            idx, marg, s_idx, s_marg, gamma)
+                c[ln] += 1
+        ran = active.copy()
+        for ln in range(L):
+            if active[ln]:
+                n_epochs[ln] = e + 1
+        if track_train:
+            _averaged_lanes(W, U, c, A)
+            right[:] = 0
+            _correct_lanes(train, Af, L, E, T, delta, bp, best, arg, Z, right)
+            for ln in range(L):
+                if ran[ln]:
+                    train_correct[ln, e] = right[ln]
+        if stop_when_separated:
+            for ln in range(L):
+                if active[ln] and stats[ln, e, STAT_MISTAKES] == 0:
+                    active[ln] = False
+                    n_active -= 1
+            if n_active == 0:
                 break
-        if final.shape[0] > 0:
-            final[ln, 0] = w
-            final[ln, 1] = u
-        averaged_weights(w, u, c, avg)
-        correct[ln, AVG_DEV] = correct_tokens(dev, avg, E, T, delta, bp, z)
-        correct[ln, AVG_TEST] = correct_tokens(test, avg, E, T, delta, bp, z)
-        correct[ln, LAST_DEV] = correct_tokens(dev, w, E, T, delta, bp, z)
-        correct[ln, LAST_TEST] = correct_tokens(test, w, E, T, delta, bp, z)
+    if final.shape[0] > 0:
+        for ln in range(L):
+            final[ln, 0] = W[:, ln]
+            final[ln, 1] = U[:, ln]
+    _averaged_lanes(W, U, c, A)
+    for col, table, split in ((AVG_DEV, Af, dev), (AVG_TEST, Af, test), (LAST_DEV, Wf, dev), (LAST_TEST, Wf, test)):
+        right[:] = 0
+        _correct_lanes(split, table, L, E, T, delta, bp, best, arg, Z, right)
+        for ln in range(L):
+            correct[ln, col] = right[ln]
 
 
-__all__ = ["AVG_DEV", "AVG_TEST", "LAST_DEV", "LAST_TEST", "N_STATS", "correct_tokens", "train_and_score"]
+__all__ = ["AVG_DEV", "AVG_TEST", "LAST_DEV", "LAST_TEST", "N_STATS", "train_and_score"]
