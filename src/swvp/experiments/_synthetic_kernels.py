@@ -39,28 +39,40 @@ AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
 
 
 @njit(**NJIT)
+def _sum_rows(wf, ids, a, b, base0, width, L, skip, m, out):
+    """out[j] = Σ_{q=a}^{b-1} wf[(base0 + ids[q]·width)·L + skip + j], j < m: each lane's sum from 0.0 in list
+    order, as ``model._kernels._gather_rows`` sums, one pass per feature."""
+    if b == a:
+        out[:m] = 0.0
+        return
+    r = (base0 + ids[a] * width) * L + skip
+    for j in range(m):
+        out[j] = 0.0 + wf[r + j]
+    for q in range(a + 1, b):
+        r = (base0 + ids[q] * width) * L + skip
+        for j in range(m):
+            out[j] += wf[r + j]
+
+
+@njit(**NJIT)
 def _fill_lanes(wf, st, s0, n, L, E, T):
     """E[i, y, l] and T[i, h, y, l] of sentence s0..s0+n-1 for every learner l (``fill_scores`` per lane).
 
     ``wf`` is the (weight_size, L) table flattened: a feature's K (or H·K) rows are one contiguous block, so each
-    lane's sums run in ``fill_scores``' order (from 0.0, features in list order) as one vector loop over lanes.
+    lane's sums run as in ``fill_scores``, in one vector loop over lanes. Only the transition rows that a
+    first-order Viterbi and its margins read are filled: h = START at position 0, h = 0..K−1 after it.
     """
     K = st.K
     HK = (K + 1) * K
+    KL = K * L
     for i in range(n):
         t = s0 + i
-        Ei = E[i].reshape(K * L)
-        Ei[:] = 0.0
-        for q in range(st.fptr[t], st.fptr[t + 1]):
-            a = st.fids[q] * K * L
-            for j in range(K * L):
-                Ei[j] += wf[a + j]
-        Ti = T[i].reshape(HK * L)
-        Ti[:] = 0.0
-        for q in range(st.tptr[t], st.tptr[t + 1]):
-            a = (st.toff + st.tids[q] * HK) * L
-            for j in range(HK * L):
-                Ti[j] += wf[a + j]
+        _sum_rows(wf, st.fids, st.fptr[t], st.fptr[t + 1], 0, K, L, 0, KL, E[i].reshape(KL))
+        Ti = T[i].reshape((K + 1) * KL)
+        if i == 0:
+            _sum_rows(wf, st.tids, st.tptr[t], st.tptr[t + 1], st.toff, HK, L, K * KL, KL, Ti[K * KL:])
+        else:
+            _sum_rows(wf, st.tids, st.tptr[t], st.tptr[t + 1], st.toff, HK, L, 0, K * KL, Ti)
 
 
 @njit(**NJIT)
