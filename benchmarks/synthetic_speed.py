@@ -12,6 +12,10 @@ command and its workers (``RUSAGE_CHILDREN``), the load averages around it. The 
 (wall time blanked). The profile splits one dataset per setup of each package into its stages (cProfile,
 cumulative seconds), and times a worker's start (imports and loading the cached kernels).
 Writes ``results/synthetic_speed.json``.
+
+``--steps C1,C2,...`` instead times the commits of the work one after another (what each change bought): per
+commit, the CPU and wall seconds of one dataset per setup in a fresh process (cache warm), the commits alternating,
+best of ``--repeats``; writes ``results/synthetic_speed_steps.json``.
 """
 
 from __future__ import annotations
@@ -59,6 +63,42 @@ print(json.dumps({"import_s": t1 - t0, "kernel_load_s": t2 - t1,
 """
 
 
+STEP = r"""
+import json, time
+from swvp.experiments import synthetic
+synthetic.run_dataset(1, 9, n_items=30, betas=(1.0,), epochs=1)
+out = {}
+for s in (1, 2, 3):
+    t0, c0 = time.perf_counter(), time.process_time()
+    synthetic.run_dataset(s, 0)
+    out[s] = [time.perf_counter() - t0, time.process_time() - c0]
+print(json.dumps(out))
+"""
+
+
+def steps(commits: list[str], repeats: int) -> dict:
+    """CPU and wall seconds of one dataset per setup for each commit (alternating, best of ``repeats``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        srcs = {}
+        for c in commits:
+            (Path(tmp) / c).mkdir()
+            srcs[c] = export(c, Path(tmp) / c)
+            H.log(f"warm {c}")
+            subprocess.run([sys.executable, "-c", "from swvp.experiments import synthetic as s; "
+                            "s.run_dataset(1, 9, n_items=30, betas=(1.0,), epochs=1)"], env=env_for(srcs[c]),
+                           check=True, capture_output=True)
+        rows = {c: [] for c in commits}
+        for rep in range(repeats):
+            for c in commits:
+                proc = subprocess.run([sys.executable, "-c", STEP], env=env_for(srcs[c]), check=True,
+                                      capture_output=True, text=True)
+                rows[c].append({"load": H.load(), **json.loads(proc.stdout.strip().splitlines()[-1])})
+                H.log(f"repeat {rep + 1}: {c} {rows[c][-1]}")
+    best = {c: {"cpu_s": round(min(sum(r[s][1] for s in ("1", "2", "3")) for r in rs), 2),
+                "wall_s": round(min(sum(r[s][0] for s in ("1", "2", "3")) for r in rs), 2)} for c, rs in rows.items()}
+    return {"best_three_datasets": best, "all": rows}
+
+
 def export(commit: str, folder: Path) -> Path:
     """The package at ``commit`` (its ``src``) under ``folder``."""
     archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "src"], check=True, capture_output=True)
@@ -94,23 +134,41 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--baseline", default=BASELINE, help="commit of the package to compare with")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--baseline-src", default=None,
+                    help="an exported (and cache-warm) copy of the baseline's src/ to use instead of exporting it")
     ap.add_argument("--skip-full", action="store_true", help="only the demo's reduced run and the profile")
+    ap.add_argument("--steps", default=None, help="comma-separated commits: time one dataset per setup for each")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.steps:
+        commits = args.steps.split(",")
+        m = H.meta(commits=commits)
+        result = steps(commits, args.repeats)
+        print(H.title("synthetic speed (steps)", m, H.load()))
+        for c, b in result["best_three_datasets"].items():
+            print(f"{c}: one dataset per setup {b['cpu_s']:.2f} s CPU, {b['wall_s']:.2f} s wall "
+                  f"(best of {args.repeats})")
+        H.write_json(H.out_path(args.out, "synthetic_speed_steps"), {"meta": {**m, "load_end": H.load()}, **result})
+        return
     meta = H.meta(baseline=args.baseline, head=subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short",
                                                                "HEAD"], capture_output=True, text=True).stdout.strip())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        (tmp / "base").mkdir()
-        trees = {"before": export(args.baseline, tmp / "base"), "after": REPO / "src"}
+        if args.baseline_src:
+            base = Path(args.baseline_src)
+        else:
+            (tmp / "base").mkdir()
+            base = export(args.baseline, tmp / "base")
+        trees = {"before": base, "after": REPO / "src"}
         profile = {}
         for name, src in trees.items():  # also warms each package's numba cache
             H.log(f"profile {name}")
             proc = subprocess.run([sys.executable, "-c", PROFILE], env=env_for(src), check=True, capture_output=True,
                                   text=True)
             profile[name] = json.loads(proc.stdout.strip().splitlines()[-1])
-        runs = {"demo (2 datasets per setup)": 2} if args.skip_full else \
-            {"demo (2 datasets per setup)": 2, "full (10 datasets per setup)": 10}
+        runs = {"full (10 datasets per setup)": 10, "demo (2 datasets per setup)": 2}
+        if args.skip_full:
+            runs.pop("full (10 datasets per setup)")
         timings = {run: {name: [] for name in trees} for run in runs}
         identical = {}
         for rep in range(args.repeats):
@@ -122,12 +180,18 @@ def main() -> None:
                     timings[run][name].append(run_cli(src, out, datasets))
                     H.log(f"  {timings[run][name][-1]}")
                     reports[name] = report_json(out)
-                identical.setdefault(run, True)
-                identical[run] &= reports["before"] == reports["after"]
+                identical[run] = identical.get(run, True) and reports["before"] == reports["after"]
+                write(args, meta, profile, timings, identical)  # after every pair: a long run keeps what it measured
+
+
+def write(args, meta: dict, profile: dict, timings: dict, identical: dict) -> None:
+    """Print the best of the repeats so far and write the result file."""
     result = {"meta": {**meta, "load_end": H.load()}, "profile": profile, "identical_json": identical, "runs": {}}
     for run, by_tree in timings.items():
-        best = {name: {"wall_s": min(r["wall_s"] for r in rows), "cpu_s": min(r["cpu_s"] for r in rows)}
-                for name, rows in by_tree.items()}
+        if not all(by_tree.values()):
+            continue
+        best = {name: {"wall_s": min(r["wall_s"] for r in rows), "cpu_s": min(r["cpu_s"] for r in rows),
+                       "repeats": len(rows)} for name, rows in by_tree.items()}
         result["runs"][run] = {"best": best, "speedup_wall": round(best["before"]["wall_s"] / best["after"]["wall_s"],
                                                                    2), "all": by_tree}
     print(H.title("synthetic speed", meta, result["meta"]["load_end"]))
@@ -139,7 +203,6 @@ def main() -> None:
         print(f"{run}: before {b['wall_s']:.1f} s wall ({b['cpu_s']:.1f} s CPU), after {a['wall_s']:.1f} s wall "
               f"({a['cpu_s']:.1f} s CPU): {r['speedup_wall']}x; JSON identical: {identical[run]}")
     H.write_json(H.out_path(args.out, "synthetic_speed"), result)
-
 
 if __name__ == "__main__":
     main()
