@@ -16,11 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
+from swvp._config import FLOAT, INT
 from swvp.data.synthetic import SETUPS, dataset_seed, generate
+from swvp.experiments._synthetic_kernels import AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST, train_and_score
 from swvp.features.hmm import hmm_features
 from swvp.inference.hmm import hmm_posterior_decode, hmm_viterbi
-from swvp.learn.perceptron import Perceptron
+from swvp.learn._codes import JJ_SINGLE, N_STATS, RULE_FULL, U_JJ, U_RULE
+from swvp.learn.search import Exact
+from swvp.learn.stats import epoch_stats
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.model.weights import WeightTable
 from swvp.plots import save_figure
 from swvp.problems.chain import SequenceProblem
 
@@ -51,7 +56,8 @@ def run_dataset(setup: int, index: int, seed: int = 0, epochs: int = 10, shuffle
     """Train and score every learner on dataset ``index`` of ``setup``; accuracies in percent.
 
     Each run keeps its per-epoch diagnostics; ``track_train_accuracy`` adds the averaged-weights training
-    accuracy per epoch (one more decode of the training set per epoch).
+    accuracy per epoch (one more decode of the training set per epoch). All 41 learners run in one compiled call
+    (:func:`train_learners`).
     """
     data = generate(setup, dataset_seed(seed, setup, index), n_items=n_items)
     train, dev, test = data.split()
@@ -60,34 +66,93 @@ def run_dataset(setup: int, index: int, seed: int = 0, epochs: int = 10, shuffle
     def problem(split):
         return SequenceProblem(hmm_features(split.x, V), K, split.y.reshape(-1))
 
-    P_train, P_dev, P_test = problem(train), problem(dev), problem(test)
     out = {
         "bayes": 100 * float(np.mean(hmm_posterior_decode(test.x, data.params) == test.y)),
         "viterbi_true": 100 * float(np.mean(hmm_viterbi(test.x, data.params) == test.y)),
         "runs": {},
     }
     learner_seed = int(np.random.SeedSequence([seed, setup, index, 1]).generate_state(1)[0])
-
-    def train_one(update):
-        result = Perceptron(update=update, epochs=epochs, shuffle=shuffle, random_state=learner_seed,
-                            track_train_accuracy=track_train_accuracy).train(P_train)
-        row = {"epochs": len(result.history)}
+    cells = [("CSP", None)] + [(method, b) for method in METHODS for b in betas]
+    updates = [Full() if b is None else method_update(method, b) for method, b in cells]
+    results = train_learners(problem(train), problem(dev), problem(test), updates, epochs=epochs, shuffle=shuffle,
+                             random_state=learner_seed, track_train_accuracy=track_train_accuracy)
+    for (method, b), (history, accuracy) in zip(cells, results):
+        row = {"epochs": len(history)}
         for weighting in WEIGHTINGS:
-            w = result.final_weights(averaged=weighting == "averaged")
-            row[weighting] = {"dev": 100 * P_dev.accuracy(w), "test": 100 * P_test.accuracy(w)}
-        h = result.history
+            row[weighting] = {"dev": accuracy[weighting]["dev"], "test": accuracy[weighting]["test"]}
         row["diag"] = {
-            "updates": sum(e.updates for e in h), "backoffs": sum(e.backoffs for e in h),
-            "cond2_failures": sum(e.cond2_failures for e in h), "cond2_checked": sum(e.cond2_checked for e in h),
-            "violation_ratio": _nanmean([e.mean_violation_ratio for e in h]),
+            "updates": sum(e.updates for e in history), "backoffs": sum(e.backoffs for e in history),
+            "cond2_failures": sum(e.cond2_failures for e in history),
+            "cond2_checked": sum(e.cond2_checked for e in history),
+            "violation_ratio": _nanmean([e.mean_violation_ratio for e in history]),
         }
-        row["history"] = [{k: v for k, v in e.as_dict().items() if k in _EPOCH_KEYS} for e in h]
-        return row
-
-    out["runs"]["CSP"] = train_one(Full())
-    for method in METHODS:
-        out["runs"][method] = {str(b): train_one(method_update(method, b)) for b in betas}
+        row["history"] = [{k: v for k, v in e.as_dict().items() if k in _EPOCH_KEYS} for e in history]
+        if b is None:
+            out["runs"][method] = row
+        else:
+            out["runs"].setdefault(method, {})[str(b)] = row
     return out
+
+
+def train_learners(train: SequenceProblem, dev: SequenceProblem, test: SequenceProblem, updates: list, *,
+                   epochs: int = 10, shuffle: bool = True, random_state: int | None = 0,
+                   track_train_accuracy: bool = False, keep_weights: bool = False) -> list[tuple]:
+    """Train one learner per update rule on ``train`` and score it on ``dev`` and ``test``, in one compiled call.
+
+    Each learner is ``Perceptron(update=u, epochs=epochs, shuffle=shuffle, random_state=random_state,
+    track_train_accuracy=...)`` (exact search, averaging, stopping after an epoch without mistakes) on a first-order
+    chain, bit for bit (:mod:`swvp.experiments._synthetic_kernels`); updates are ``Full()`` or
+    ``WeightedViolations`` with ``jj="single"``. Returns per learner ``(history, accuracy)``: the list of
+    :class:`~swvp.learn.stats.EpochStats`, and ``accuracy[weighting][split]`` (weighting "averaged"/"last", split
+    "dev"/"test") in percent; with ``keep_weights`` a third item, the final :class:`~swvp.model.weights.WeightTable`.
+    """
+    for p in (train, dev, test):
+        if p.order != 1 or p.n_labels != train.n_labels or p.labels is None:
+            raise ValueError("train_learners needs labelled first-order chains over the same labels")
+    train.check_training(Exact(), Full().codes(), voted=False)
+    codes = [u.codes() for u in updates]
+    for u, c in zip(updates, codes):
+        if c.rule_codes[U_RULE] != RULE_FULL and c.rule_codes[U_JJ] != JJ_SINGLE:
+            raise ValueError(f"train_learners supports Full() and single-position SWVP, got {u!r}")
+    n_learners, n = len(updates), train.n_examples
+    rng = np.random.default_rng(random_state)  # as Perceptron.train: one generator, one permutation per epoch
+    orders = np.stack([rng.permutation(n).astype(INT) if shuffle else np.arange(n, dtype=INT)
+                       for _ in range(int(epochs))])
+    stats = np.zeros((n_learners, int(epochs), N_STATS), FLOAT)
+    n_epochs = np.zeros(n_learners, INT)
+    correct = np.zeros((n_learners, 4), INT)
+    train_correct = np.zeros((n_learners, int(epochs)), INT)
+    size = train.weight_size
+    final = np.zeros((n_learners if keep_weights else 0, 2, size), FLOAT)
+    train_and_score(train.structure(True), dev.structure(), test.structure(), size,
+                    np.stack([c.rule_codes for c in codes]), np.stack([c.rule_params for c in codes]), orders, True,
+                    bool(track_train_accuracy), stats, n_epochs, correct, train_correct, final)
+    exact = Exact()
+    out = []
+    for ln in range(n_learners):
+        history = []
+        for e in range(int(n_epochs[ln])):
+            es = epoch_stats(e + 1, stats[ln, e], exact)
+            if track_train_accuracy:
+                es.train_accuracy = _fraction(train_correct[ln, e], train)
+            history.append(es)
+        accuracy = {"averaged": {"dev": 100 * _fraction(correct[ln, AVG_DEV], dev),
+                                 "test": 100 * _fraction(correct[ln, AVG_TEST], test)},
+                    "last": {"dev": 100 * _fraction(correct[ln, LAST_DEV], dev),
+                             "test": 100 * _fraction(correct[ln, LAST_TEST], test)}}
+        item = (history, accuracy)
+        if keep_weights:
+            table = WeightTable(size)
+            table.w[:], table.u[:], table.c = final[ln, 0], final[ln, 1], int(n_epochs[ln]) * n
+            item += (table,)
+        out.append(item)
+    return out
+
+
+def _fraction(correct: int, problem: SequenceProblem) -> float:
+    """Token accuracy as ``CompiledProblem.accuracy`` computes it (NaN without tokens)."""
+    tokens = problem.labels.shape[0]
+    return float(correct / tokens) if tokens else float("nan")
 
 
 _EPOCH_KEYS = ("epoch", "mistakes", "updates", "backoffs", "mean_violation_ratio", "cond2_failures", "cond2_checked",

@@ -1,0 +1,289 @@
+"""Compiled driver of the synthetic Table-1 experiment (Dror & Reichart 2016 §6–7; ALGORITHMS.md §1.6).
+
+One call trains every learner of a dataset — CSP and SWVP with single-position JJ, each for up to T epochs over the
+same per-epoch orders — and scores both weightings (averaged and last iterate) on dev and test. It runs the same
+first-order exact-search perceptron as the learning engine (:mod:`swvp.learn.engine` ``train_epoch`` with
+:class:`~swvp.learn.ops.ExactSearch` on a :class:`~swvp.problems._chain_ops.ChainData`), composed from the same
+kernels in the same order — scores (:func:`~swvp.model._kernels.fill_scores`), Viterbi, margins
+(:func:`~swvp.model._kernels.score_difference`), SWVP's SetGamma (:func:`~swvp.learn._swvp.choose_gamma`) and the
+lazily averaged update (:func:`~swvp.model._kernels.add_delta`) — so weights, statistics and accuracies are the
+engine's bit for bit (tests/experiments/test_synthetic_kernels.py compares them), without the engine's per-example
+generality (search and structure dispatch, score-array views, beam and voted-log bookkeeping), which dominated the
+experiment's time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from swvp._config import FLOAT, INT, NJIT
+from swvp.learn._codes import (
+    F_EPS,
+    N_STATS,
+    RULE_FULL,
+    STAT_BACKOFFS,
+    STAT_INVALID,
+    STAT_MISTAKES,
+    STAT_TOKENS,
+    STAT_TOKENS_WRONG,
+    STAT_UPDATES,
+    U_INCLUDE_EQUAL,
+    U_RULE,
+)
+from swvp.learn._swvp import choose_gamma
+from swvp.model._kernels import Accum, add_delta, score_difference
+
+#: Columns of the per-learner accuracy counts: correct tokens of (averaged, last) weights on (dev, test).
+AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
+
+
+@njit(**NJIT)
+def _sum_rows(wf, ids, a, b, base0, width, L, skip, m, out):
+    """out[j] = Σ_{q=a}^{b-1} wf[(base0 + ids[q]·width)·L + skip + j], j < m: each lane's sum from 0.0 in list
+    order, as ``model._kernels._gather_rows`` sums, one pass per feature."""
+    if b == a:
+        out[:m] = 0.0
+        return
+    r = (base0 + ids[a] * width) * L + skip
+    for j in range(m):
+        out[j] = 0.0 + wf[r + j]
+    for q in range(a + 1, b):
+        r = (base0 + ids[q] * width) * L + skip
+        for j in range(m):
+            out[j] += wf[r + j]
+
+
+@njit(**NJIT)
+def _fill_lanes(wf, st, s0, n, L, E, T):
+    """E[i, y, l] and T[i, h, y, l] of sentence s0..s0+n-1 for every learner l (``fill_scores`` per lane).
+
+    ``wf`` is the (weight_size, L) table flattened: a feature's K (or H·K) rows are one contiguous block, so each
+    lane's sums run as in ``fill_scores``, in one vector loop over lanes. Only the transition rows that a
+    first-order Viterbi and its margins read are filled: h = START at position 0, h = 0..K−1 after it.
+    """
+    K = st.K
+    HK = (K + 1) * K
+    KL = K * L
+    for i in range(n):
+        t = s0 + i
+        _sum_rows(wf, st.fids, st.fptr[t], st.fptr[t + 1], 0, K, L, 0, KL, E[i].reshape(KL))
+        Ti = T[i].reshape((K + 1) * KL)
+        if i == 0:
+            _sum_rows(wf, st.tids, st.tptr[t], st.tptr[t + 1], st.toff, HK, L, K * KL, KL, Ti[K * KL:])
+        else:
+            _sum_rows(wf, st.tids, st.tptr[t], st.tptr[t + 1], st.toff, HK, L, 0, K * KL, Ti)
+
+
+@njit(**NJIT)
+def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
+    """First-order Viterbi of every lane (``viterbi1``'s sums and tie-breaking: the smallest label wins), labels of
+    lane l into ``Z[l, :n]``."""
+    for y in range(K):
+        for ln in range(L):
+            delta[0, y, ln] = E[0, y, ln] + T[0, K, y, ln]
+    for i in range(1, n):
+        for y in range(K):
+            for ln in range(L):
+                best[ln] = -np.inf
+                arg[ln] = 0
+            for p in range(K):
+                dp = delta[i - 1, p]
+                tp = T[i, p, y]
+                for ln in range(L):
+                    v = dp[ln] + tp[ln]
+                    if v > best[ln]:
+                        best[ln] = v
+                        arg[ln] = p
+            for ln in range(L):
+                delta[i, y, ln] = best[ln] + E[i, y, ln]
+                bp[i, y, ln] = arg[ln]
+    for ln in range(L):
+        b = -np.inf
+        a = 0
+        for y in range(K):
+            if delta[n - 1, y, ln] > b:
+                b = delta[n - 1, y, ln]
+                a = y
+        Z[ln, n - 1] = a
+        for i in range(n - 1, 0, -1):
+            Z[ln, i - 1] = bp[i, Z[ln, i], ln]
+
+
+@njit(**NJIT)
+def _update(st, acc, cavg, rule_codes, rule_params, s0, y, z, n, E, T, mix, stats, idx, marg, s_idx, s_marg, gamma):
+    """Collins' update, or SWVP's with JJ_x = single positions (``learn._swvp.apply_update`` for a first-order
+    chain): margins of the mixed assignments m^{j}(z, y) from E/T, γ by ``choose_gamma``, CSP back-off."""
+    if rule_codes[U_RULE] == RULE_FULL:
+        add_delta(acc, cavg, 1.0, st, s0, y, z, 0, n, n)
+        return
+    include_equal = rule_codes[U_INCLUDE_EQUAL] == 1
+    eps = rule_params[F_EPS]
+    K = st.K
+    for p in range(n):
+        mix[p] = y[p]
+    m_all = 0
+    n_viol = 0
+    for k in range(n):
+        differs = z[k] != y[k]
+        mix[k] = z[k]
+        mg = score_difference(E, T, y, mix, k, k + 2, n, K, 1) if differs else 0.0
+        mix[k] = y[k]
+        if differs or include_equal:
+            idx[m_all] = k
+            marg[m_all] = mg
+            if mg <= eps:
+                n_viol += 1
+            m_all += 1
+    m, backoff = choose_gamma(idx, marg, m_all, n_viol, n, rule_codes, rule_params, stats, s_idx, s_marg, gamma)
+    if backoff:
+        stats[STAT_BACKOFFS] += 1
+        add_delta(acc, cavg, 1.0, st, s0, y, z, 0, n, n)
+        return
+    for q in range(m):
+        if gamma[q] > 0.0:
+            k = s_idx[q]
+            if z[k] != y[k]:
+                mix[k] = z[k]
+                add_delta(acc, cavg, gamma[q], st, s0, y, mix, k, k + 2, n)
+                mix[k] = y[k]
+
+
+@njit(**NJIT)
+def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
+    """right[l] += tokens whose Viterbi label under lane l's weights equals the gold (``decode_corpus`` + compare)."""
+    for s in range(st.offsets.shape[0] - 1):
+        s0 = st.offsets[s]
+        n = st.offsets[s + 1] - s0
+        if n == 0:
+            continue
+        _fill_lanes(wf, st, s0, n, L, E, T)
+        _viterbi_lanes(E, T, n, st.K, L, delta, bp, best, arg, Z)
+        for ln in range(L):
+            for i in range(n):
+                if Z[ln, i] == st.gold[s0 + i]:
+                    right[ln] += 1
+
+
+@njit(**NJIT)
+def _averaged_lanes(W, U, c, out):
+    """out[:, l] = W[:, l] − U[:, l] / c[l] (``averaged_weights`` per lane; W itself where c[l] = 0)."""
+    L = W.shape[1]
+    inv = np.empty(L)
+    for ln in range(L):
+        inv[ln] = 1.0 / c[ln] if c[ln] > 0 else 0.0
+    for k in range(W.shape[0]):
+        for ln in range(L):
+            out[k, ln] = W[k, ln] - U[k, ln] * inv[ln] if c[ln] > 0 else W[k, ln]
+
+
+@njit(**NJIT)
+def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orders, stop_when_separated,
+                    track_train, stats, n_epochs, correct, train_correct, final):
+    """Train learners l = 0..L−1 (update rule ``rule_codes[l]``/``rule_params[l]``) from zero weights over the
+    epoch orders ``orders`` (T, n), side by side, and score them; the outputs, per learner:
+
+    ``stats`` (L, T, N_STATS) per-epoch statistics (learn/_codes.py STAT_*); ``n_epochs`` (L,) epochs run (fewer
+    than T after an epoch without mistakes when ``stop_when_separated``); ``correct`` (L, 4) correct tokens of the
+    averaged and last-iterate weights on dev and test (AVG_DEV, …); ``train_correct`` (L, T) correct training
+    tokens of each epoch's averaged weights when ``track_train``; ``final`` (L, 2, weight_size), unless empty, the
+    final w and u (lazy averaging, ALGORITHMS.md §5).
+
+    Every learner sees the sentences in the same order, so the weights are one (weight_size, L) table and each
+    sentence is scored and decoded for all learners at once (vector loops over learners); the updates are each
+    learner's own, on its column.
+    """
+    L = rule_codes.shape[0]
+    maxlen = max(train.maxlen, dev.maxlen, test.maxlen)
+    K = train.K
+    W = np.zeros((weight_size, L), FLOAT)
+    U = np.zeros((weight_size, L), FLOAT)
+    Wf = W.reshape(weight_size * L)
+    A = np.empty((weight_size, L), FLOAT)
+    Af = A.reshape(weight_size * L)
+    E = np.empty((maxlen, K, L), FLOAT)
+    T = np.empty((maxlen, K + 1, K, L), FLOAT)
+    delta = np.empty((maxlen, K, L), FLOAT)
+    bp = np.zeros((maxlen, K, L), INT)
+    best = np.empty(L, FLOAT)
+    arg = np.zeros(L, INT)
+    Z = np.zeros((L, maxlen), INT)
+    mix = np.zeros(maxlen, INT)
+    idx = np.zeros(maxlen + 1, INT)
+    s_idx = np.zeros(maxlen + 1, INT)
+    marg = np.zeros(maxlen + 1, FLOAT)
+    s_marg = np.zeros(maxlen + 1, FLOAT)
+    gamma = np.zeros(maxlen + 1, FLOAT)
+    no_log = np.zeros(0, INT)
+    no_val = np.zeros(0, FLOAT)
+    log_n = np.zeros(1, INT)
+    c = np.zeros(L, INT)
+    active = np.ones(L, np.bool_)
+    right = np.zeros(L, INT)
+    n_active = L
+    for e in range(orders.shape[0]):
+        order = orders[e]
+        for oi in range(order.shape[0]):
+            s = order[oi]
+            s0 = train.offsets[s]
+            n = train.offsets[s + 1] - s0
+            if n == 0:
+                for ln in range(L):
+                    c[ln] += 1
+                continue
+            _fill_lanes(Wf, train, s0, n, L, E, T)
+            _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z)
+            y = train.gold[s0:s0 + n]
+            for ln in range(L):
+                if not active[ln]:
+                    continue
+                st = stats[ln, e]
+                z = Z[ln]
+                wrong = 0
+                for i in range(n):
+                    if z[i] != y[i]:
+                        wrong += 1
+                st[STAT_TOKENS] += n
+                st[STAT_TOKENS_WRONG] += wrong
+                if wrong > 0:
+                    El = E[:, :, ln]
+                    Tl = T[:, :, :, ln]
+                    st[STAT_MISTAKES] += 1
+                    st[STAT_UPDATES] += 1
+                    if score_difference(El, Tl, y, z, 0, n, n, K, 1) > rule_params[ln, F_EPS]:
+                        st[STAT_INVALID] += 1
+                    acc = Accum(W[:, ln], U[:, ln], no_log, no_val, log_n)
+                    _update(train, acc, float(c[ln]), rule_codes[ln], rule_params[ln], s0, y, z, n, El, Tl, mix, st,
+                            idx, marg, s_idx, s_marg, gamma)
+                c[ln] += 1
+        ran = active.copy()
+        for ln in range(L):
+            if active[ln]:
+                n_epochs[ln] = e + 1
+        if track_train:
+            _averaged_lanes(W, U, c, A)
+            right[:] = 0
+            _correct_lanes(train, Af, L, E, T, delta, bp, best, arg, Z, right)
+            for ln in range(L):
+                if ran[ln]:
+                    train_correct[ln, e] = right[ln]
+        if stop_when_separated:
+            for ln in range(L):
+                if active[ln] and stats[ln, e, STAT_MISTAKES] == 0:
+                    active[ln] = False
+                    n_active -= 1
+            if n_active == 0:
+                break
+    if final.shape[0] > 0:
+        for ln in range(L):
+            final[ln, 0] = W[:, ln]
+            final[ln, 1] = U[:, ln]
+    _averaged_lanes(W, U, c, A)
+    for col, table, split in ((AVG_DEV, Af, dev), (AVG_TEST, Af, test), (LAST_DEV, Wf, dev), (LAST_TEST, Wf, test)):
+        right[:] = 0
+        _correct_lanes(split, table, L, E, T, delta, bp, best, arg, Z, right)
+        for ln in range(L):
+            correct[ln, col] = right[ln]
+
+
+__all__ = ["AVG_DEV", "AVG_TEST", "LAST_DEV", "LAST_TEST", "N_STATS", "train_and_score"]
