@@ -32,7 +32,6 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.plots import save_figure
-from swvp.problems.transition import TransitionProblem
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")
@@ -100,7 +99,7 @@ def run_one(method: str, beam: int = 8, epochs: int = 15, seed: int = 0, splits:
     def on_epoch(es, result):
         t = time.perf_counter()
         if not dev_problem:
-            dev_problem.append(TransitionProblem(parser.features_.transform(S["dev"]), parser._model()))
+            dev_problem.append(parser.decoding_problem(S["dev"]))
         w = result.weights.averaged()
         dev = 100.0 * dev_problem[0].accuracy(w, learner.search)
         if dev > best["dev"]:

@@ -142,12 +142,21 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         self._check_fitted()
         sents, _ = sentences_of(X)
         sents = with_tags(sents, self.tags, tags)
-        data = self.features_.transform(sents, gold=False)
+        problem = self.decoding_problem(sents, gold=False)
+        data = problem.data
         search = self._search() if beam is None else Beam(size=int(beam))
-        heads, labels = TransitionProblem(data, self._model(), dp=self.dp).parse(self.coef_, search)
+        heads, labels = problem.parse(self.coef_, search)
         names = np.asarray([*self.features_.labels, self.root_label], dtype=object)[labels]  # −1: the root word
         rels = [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
         return unflatten(heads, data.offsets, root=True), rels
+
+    def decoding_problem(self, sentences, *, gold: bool = True) -> TransitionProblem:
+        """The sentences under the fitted vocabularies as a decoding-only problem (with ``gold``, its
+        ``accuracy(w, search)`` is UAS against their gold heads): for scoring weights other than ``coef_``, also
+        from an ``on_epoch`` callback during ``fit`` (the vocabularies are fixed before the first epoch)."""
+        if not hasattr(self, "features_"):
+            self._check_fitted()
+        return TransitionProblem(self.features_.transform(sentences, gold=gold), self._model(), dp=self.dp)
 
     def predict(self, X, *, tags=None, beam: int | None = None) -> list[np.ndarray]:
         """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``."""
