@@ -66,6 +66,23 @@ def test_save_load_gives_identical_predictions(fitted, toy, tmp_path):
         TransitionDependencyParser.load(tmp_path / "missing.npz")
 
 
+@pytest.mark.parametrize("templates", ["zhang-nivre-backoff", "zhang-nivre-factored"])
+def test_move_conjoined_layouts_learn_and_round_trip(toy, tmp_path, templates):
+    """Sets with ``move:`` templates: a second weight region of 2**move_hash_bits rows × 3 moves, saved and loaded."""
+    train, test = toy
+    p = TransitionDependencyParser(templates=templates, hash_bits=12, move_hash_bits=11, learner=learner())
+    p.fit(train)
+    n_action_rows = (1 << 12) * (1 + 2 * p.features_.n_labels)
+    assert p.coef_.shape == (n_action_rows + 3 * (1 << 11),)
+    assert np.any(p.coef_[n_action_rows:] != 0) and np.any(p.coef_[:n_action_rows] != 0)  # both regions learn
+    scores = p.evaluate(test)
+    assert scores["uas"] > 0.95 and scores["las"] > 0.9
+    p.save(tmp_path / "p.npz")
+    again = load(tmp_path / "p.npz")
+    assert again.get_params(deep=False)["move_hash_bits"] == 11 and np.array_equal(again.coef_, p.coef_)
+    assert again.evaluate(test) == scores
+
+
 def test_wider_decoding_beam_and_predicted_tags(fitted, toy):
     _, test = toy
     assert fitted.score(test) <= fitted.evaluate(test, beam=16)["uas"] + 0.02

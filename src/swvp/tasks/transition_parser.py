@@ -54,7 +54,10 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
     tags : "upos" or "xpos": the POS column read by the features (gold from the file unless overridden).
     learner : a :class:`~swvp.learn.perceptron.Perceptron` whose search is greedy or beam search (it is also the
         decoder); default: averaged CSP, beam 8, max-violation, 15 epochs.
-    hash_bits : features hash into ``2**hash_bits`` rows of ``1 + 2L`` action weights (L arc labels).
+    hash_bits : features conjoined with the labelled action hash into ``2**hash_bits`` rows of ``1 + 2L`` weights
+        (L arc labels).
+    move_hash_bits : features conjoined with the move only (``move:`` templates, e.g. ``zhang-nivre-factored``)
+        hash into ``2**move_hash_bits`` rows of 3 weights (unused by sets without them).
     nonprojective : "skip" (default) or "lift" for training trees the oracle cannot reach.
     dp : merge equivalent states in the beam (Huang & Sagae's dynamic programming).
     select_epoch : with dev data, keep the epoch with the best dev UAS (else the last).
@@ -64,12 +67,13 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
     MODEL_KIND = MODEL_KIND
 
     def __init__(self, *, templates: str = "zhang-nivre", tags: str = "upos", learner: Perceptron | None = None,
-                 hash_bits: int = 18, nonprojective: str = "skip", dp: bool = True, select_epoch: bool = True,
-                 root_label: str = "root"):
+                 hash_bits: int = 18, move_hash_bits: int = 22, nonprojective: str = "skip", dp: bool = True,
+                 select_epoch: bool = True, root_label: str = "root"):
         self.templates = templates
         self.tags = tags
         self.learner = learner
         self.hash_bits = hash_bits
+        self.move_hash_bits = move_hash_bits
         self.nonprojective = nonprojective
         self.dp = dp
         self.select_epoch = select_epoch
@@ -126,7 +130,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         return self
 
     def _model(self) -> TransitionModel:
-        return TransitionModel.create(self.templates, bits=int(self.hash_bits),
+        return TransitionModel.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
                                       n_labels=max(1, self.features_.n_labels))
 
     # -- prediction ---------------------------------------------------------------------------------------
@@ -178,6 +182,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         """Weights are stored sparsely (indices and values of the non-zero entries), exactly."""
         meta = {"features": self.features_.state(), "oracle": self.oracle_counts_,
                 "settings": {"templates": self.templates, "hash_bits": self.hash_bits,
+                             "move_hash_bits": self.move_hash_bits,
                              "search": {"kind": "beam", "size": int(self._search().size),
                                         "select": self._search().select},
                              "best_epoch": self.best_epoch_},
