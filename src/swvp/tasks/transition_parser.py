@@ -4,7 +4,9 @@ Huang & Sagae (2010) with Huang, Fayong & Guo's (2012) violation-fixing training
 (:mod:`swvp.transition.arc_standard`; LAS comes from the parser itself), DP beam search with exact gold tracking,
 any update selection (max-violation by default) and any update rule of the core (CSP or SWVP on the selected
 prefix pair), averaged, with the best dev epoch kept. Templates: ``huang-sagae`` (the paper's, ALGORITHMS.md
-§3.2) or ``zhang-nivre`` (richer: distance, valency, second-order children, label sets; the default).
+§3.2), ``zhang-nivre`` (richer: distance, valency, second-order children, label sets), ``zhang-nivre-backoff``
+(the default, the most accurate: zhang-nivre's templates conjoined with the labelled action and with the move alone)
+or ``zhang-nivre-factored`` (about twice as fast, less accurate); :mod:`swvp.features.transition`.
 
 Training trees the arc-standard oracle cannot reach (non-projective ones) are skipped and counted
 (``nonprojective="skip"``, the default) or replaced by their pseudo-projective lift (``"lift"``); the counts are
@@ -50,7 +52,8 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
 
     Parameters
     ----------
-    templates : "zhang-nivre" (default) or "huang-sagae" (:data:`swvp.features.transition.TEMPLATE_SETS`).
+    templates : "zhang-nivre-backoff" (default), "zhang-nivre", "zhang-nivre-factored" or "huang-sagae"
+        (:data:`swvp.features.transition.TEMPLATE_SETS`).
     tags : "upos" or "xpos": the POS column read by the features (gold from the file unless overridden).
     learner : a :class:`~swvp.learn.perceptron.Perceptron` whose search is greedy or beam search (it is also the
         decoder); default: averaged CSP, beam 8, max-violation, 15 epochs.
@@ -66,7 +69,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
 
     MODEL_KIND = MODEL_KIND
 
-    def __init__(self, *, templates: str = "zhang-nivre", tags: str = "upos", learner: Perceptron | None = None,
+    def __init__(self, *, templates: str = "zhang-nivre-backoff", tags: str = "upos", learner: Perceptron | None = None,
                  hash_bits: int = 18, move_hash_bits: int = 22, nonprojective: str = "skip", dp: bool = True,
                  select_epoch: bool = True, root_label: str = "root"):
         self.templates = templates
