@@ -106,37 +106,63 @@ def atom(state: NaiveState, words, tags, name: str) -> int:
     return _w(words if attr == "w" else tags, p, n, K.NOCHILD)
 
 
-def naive_rows(state: NaiveState, words, tags, templates, bits: int) -> list[int]:
-    """Weight row of every template (by name) at ``state``."""
-    return [feature_row(t + 1, [atom(state, words, tags, a) for a in tpl.split("-")], bits)
-            for t, tpl in enumerate(templates)]
+MOVE = "move:"
+MOVE_BITS = 22  # TransitionModel's default move_bits
 
 
-def naive_action_score(w, rows, a: int, A: int) -> float:
+def naive_rows(state: NaiveState, words, tags, templates, bits: int, move_bits: int = MOVE_BITS) -> list:
+    """(conjoined with the move only?, hashed row) of every template (by name) at ``state``."""
+    out = []
+    for t, tpl in enumerate(templates):
+        move = tpl.startswith(MOVE)
+        body = tpl[len(MOVE):] if move else tpl
+        out.append((move, feature_row(t + 1, [atom(state, words, tags, a) for a in body.split("-")],
+                                      move_bits if move else bits)))
+    return out
+
+
+def naive_index(row, a: int, L: int, bits: int) -> int:
+    """Weight index of a feature (row) conjoined with action a: the action rows (2**bits × A) come first, then
+    the move rows (× 3: SHIFT, LEFT, RIGHT)."""
+    move, r = row
+    A = 1 + 2 * L
+    if not move:
+        return r * A + a
+    return (1 << bits) * A + r * 3 + (0 if a == 0 else (1 if a <= L else 2))
+
+
+def naive_action_score(w, rows, a: int, L: int, bits: int) -> float:
+    """w·φ(state, a) summed as documented: the action rows in template order, then the move rows' sum."""
     acc = 0.0
-    for r in rows:
-        acc += w[r * A + a]
+    for row in rows:
+        if not row[0]:
+            acc += w[naive_index(row, a, L, bits)]
+    moves = [row for row in rows if row[0]]
+    if moves:
+        m = 0.0
+        for row in moves:
+            m += w[naive_index(row, a, L, bits)]
+        acc += m
     return acc
 
 
-def naive_sequence_score(w, words, tags, n, templates, bits, L, actions) -> float:
-    A = 1 + 2 * L
+def naive_sequence_score(w, words, tags, n, templates, bits, L, actions, move_bits: int = MOVE_BITS) -> float:
     st = NaiveState(n)
     total = 0.0
     for a in actions:
-        total = total + naive_action_score(w, naive_rows(st, words, tags, templates, bits), a, A)
+        total = total + naive_action_score(w, naive_rows(st, words, tags, templates, bits, move_bits), a, L, bits)
         st = st.step(a, L)
     return total
 
 
-def naive_phi(words, tags, n, templates, bits, L, actions) -> dict[int, float]:
+def naive_phi(words, tags, n, templates, bits, L, actions, move_bits: int = MOVE_BITS) -> dict[int, float]:
     """Φ of an action sequence as {weight index: count}."""
-    A = 1 + 2 * L
     st = NaiveState(n)
     phi: dict[int, float] = {}
     for a in actions:
-        for r in naive_rows(st, words, tags, templates, bits):
-            phi[r * A + a] = phi.get(r * A + a, 0.0) + 1.0
+        for row in naive_rows(st, words, tags, templates, bits, move_bits):
+            k = naive_index(row, a, L, bits)
+            phi[k] = phi.get(k, 0.0) + 1.0
         st = st.step(a, L)
     return phi
 
@@ -176,7 +202,8 @@ def signature(state: NaiveState, words, tags, attrs) -> tuple:
     return (state.J, tuple(node_signature(state, words, tags, h, attrs) for h in state.stack))
 
 
-def naive_beam(w, words, tags, n, templates, attrs, bits, L, width, dp, gold=None, start_step=0):
+def naive_beam(w, words, tags, n, templates, attrs, bits, L, width, dp, gold=None, start_step=0,
+               move_bits: int = MOVE_BITS):
     """Beam search storing whole action sequences; same candidate order and merging rule as the kernel.
 
     Returns per step a list of (score, actions) items, best first, and the gold-prefix scores.
@@ -190,7 +217,8 @@ def naive_beam(w, words, tags, n, templates, attrs, bits, L, width, dp, gold=Non
     gst = NaiveState(n)
     for i in range(T):
         if gold is not None:
-            gs = gs + naive_action_score(w, naive_rows(gst, words, tags, templates, bits), int(gold[i]), A)
+            gs = gs + naive_action_score(w, naive_rows(gst, words, tags, templates, bits, move_bits), int(gold[i]), L,
+                                         bits)
             gst = gst.step(int(gold[i]), L)
             gold_scores.append(gs)
         if i < start_step:
@@ -199,10 +227,11 @@ def naive_beam(w, words, tags, n, templates, attrs, bits, L, width, dp, gold=Non
             continue
         cands = []
         for score, acts, st in beam:
-            rows = naive_rows(st, words, tags, templates, bits)
+            rows = naive_rows(st, words, tags, templates, bits, move_bits)
             for a in range(A):
                 if st.valid(a, L):
-                    cands.append((score + naive_action_score(w, rows, a, A), len(cands), acts + [a], st.step(a, L)))
+                    cands.append((score + naive_action_score(w, rows, a, L, bits), len(cands), acts + [a],
+                                  st.step(a, L)))
         cands.sort(key=lambda c: (-c[0], c[1]))
         new = []
         sigs = []

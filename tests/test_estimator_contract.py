@@ -282,8 +282,8 @@ def test_one_registry_of_model_kinds(tmp_path):
         tmp_path / "p.npz")
     assert type(tasks.load(tmp_path / "t.npz")) is SequenceTagger
     assert type(tasks.load(tmp_path / "p.npz")) is GraphDependencyParser
-    TransitionDependencyParser(hash_bits=10, learner=Perceptron(search=Beam(2), epochs=1)).fit(toy_trees(5, 0)).save(
-        tmp_path / "a.npz")
+    parser = TransitionDependencyParser(hash_bits=10, move_hash_bits=10, learner=Perceptron(search=Beam(2), epochs=1))
+    parser.fit(toy_trees(5, 0)).save(tmp_path / "a.npz")
     assert type(tasks.load(tmp_path / "a.npz")) is TransitionDependencyParser
     with pytest.raises(ModelFormatError, match="expected 'graph-parser'"):
         GraphDependencyParser.load(tmp_path / "t.npz")

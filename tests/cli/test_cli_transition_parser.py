@@ -55,6 +55,20 @@ def test_train_predict_evaluate_transition(tmp_path, capsys):
     assert scores["uas"] == ok / words and scores["las"] == ok_l / words
 
 
+def test_move_hash_bits_reach_the_parser(tmp_path, capsys):
+    path = tmp_path / "train.conllu"
+    path.write_text(conllu(toy_corpus(4, 20)), encoding="utf-8")
+    model = tmp_path / "m.npz"
+    argv = ["train", "parser", "--kind", "transition", "--train", str(path), "--epochs", "1", "--beam", "2",
+            "--templates", "zhang-nivre-factored", "--hash-bits", "10", "--move-hash-bits", "9", "--quiet",
+            "--model", str(model)]
+    assert main(argv) == 0
+    lib = TransitionDependencyParser(templates="zhang-nivre-factored", hash_bits=10, move_hash_bits=9,
+                                     learner=Perceptron(search=Beam(2, "max-violation"), epochs=1)).fit(str(path))
+    loaded = TransitionDependencyParser.load(model)
+    assert loaded.get_params(deep=False)["move_hash_bits"] == 9 and np.array_equal(loaded.coef_, lib.coef_)
+
+
 def test_transition_only_options_are_refused_for_what_they_cannot_do(tmp_path, capsys):
     path = tmp_path / "train.conllu"
     path.write_text(conllu(toy_corpus(3, 5)), encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from naive_transition import NaiveState, naive_rows
+from naive_transition import NaiveState, naive_index, naive_rows
 from swvp.features import _transition_kernels as K
 from swvp.features.transition import (
     HUANG_SAGAE,
@@ -18,6 +18,7 @@ from swvp.features.transition import (
 from swvp.transition import _kernels as T
 
 BITS = 14
+MOVE_BITS = 11
 
 # ALGORITHMS.md §3.2, as printed there (lct/rct = tag of the leftmost/rightmost child)
 SPEC_HS = """s0t, s1t, q0t, s0w, s1w, q0w; s1t-s0t, s0t-q0t, s2t-s1t-s0t, s1t-s0t-q0t, s0t-q0t-q1t; s0w-s0t, s1w-s1t,
@@ -62,7 +63,7 @@ def kernel_rows(ts, words, tags, n, L, acts, m):
     T.context(S, m, ctx)
     vals = np.empty(K.N_ATOM_CODES, np.int64)
     rows = np.empty(ts.n_templates, np.int64)
-    k = K.fill_rows(ts.table, words, tags, 0, n, ctx, (1 << BITS) - 1, vals, rows)
+    k = K.fill_rows(ts.kernel_table(BITS, MOVE_BITS, L), words, tags, 0, n, ctx, 1 + 2 * L, vals, rows)
     return rows[:k].tolist()
 
 
@@ -78,7 +79,8 @@ def test_compiled_rows_equal_the_reference_on_random_states(name):
         acts = random_walk(n, L, rng)
         st = NaiveState(n)
         for m in range(len(acts) + 1):
-            assert kernel_rows(ts, words, tags, n, L, acts, m) == naive_rows(st, words, tags, ts.templates, BITS)
+            want = [naive_index(r, 0, L, BITS) for r in naive_rows(st, words, tags, ts.templates, BITS, MOVE_BITS)]
+            assert kernel_rows(ts, words, tags, n, L, acts, m) == want
             if m < len(acts):
                 st = st.step(acts[m], L)
 

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from naive import naive_gamma
-from naive_transition import NaiveState, naive_phi, naive_rows, naive_sequence_score, random_projective_tree
+from naive_transition import (
+    NaiveState,
+    naive_index,
+    naive_phi,
+    naive_rows,
+    naive_sequence_score,
+    random_projective_tree,
+)
 from swvp._config import EPS
 from swvp.features import _transition_kernels as FK
 from swvp.features.transition import TransitionData
@@ -49,7 +56,7 @@ def random_treebank(seed: int, n_sent: int = 12, max_len: int = 6, vocab: int = 
 
 def problem(seed: int, name: str = "huang-sagae", **kw):
     data, rng = random_treebank(seed, **kw)
-    model = TransitionModel.create(name, bits=BITS, n_labels=L)
+    model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
     return TransitionProblem(data, model, gold_actions(data, L)), rng
 
 
@@ -61,7 +68,8 @@ def sentence(data: TransitionData, s: int):
 def dense_phi(P: TransitionProblem, s: int, actions) -> np.ndarray:
     words, tags, n = sentence(P.data, s)
     out = np.zeros(P.weight_size)
-    for k, c in naive_phi(words, tags, n, P.model.templates.templates, BITS, L, list(actions)).items():
+    for k, c in naive_phi(words, tags, n, P.model.templates.templates, BITS, L, list(actions),
+                          move_bits=BITS).items():
         out[k] += c
     return out
 
@@ -69,13 +77,12 @@ def dense_phi(P: TransitionProblem, s: int, actions) -> np.ndarray:
 def step_phis(P: TransitionProblem, s: int, actions) -> list[np.ndarray]:
     """φ(state_t, a_t) of every step of an action sequence, dense, from the templates by name."""
     words, tags, n = sentence(P.data, s)
-    A = 1 + 2 * L
     st = NaiveState(n)
     out = []
     for a in actions:
         v = np.zeros(P.weight_size)
-        for r in naive_rows(st, words, tags, P.model.templates.templates, BITS):
-            v[r * A + a] += 1.0
+        for r in naive_rows(st, words, tags, P.model.templates.templates, BITS, BITS):
+            v[naive_index(r, a, L, BITS)] += 1.0
         out.append(v)
         st = st.step(int(a), L)
     return out
@@ -108,8 +115,8 @@ def reference_epoch(P: TransitionProblem, w: np.ndarray, size: int, select: str,
             z = tr.prefix(step)
             words, tags, n = sentence(P.data, s)
             tpl = P.model.templates.templates
-            v = (naive_sequence_score(w, words, tags, n, tpl, BITS, L, z)
-                 - naive_sequence_score(w, words, tags, n, tpl, BITS, L, y[:m]))
+            v = (naive_sequence_score(w, words, tags, n, tpl, BITS, L, z, move_bits=BITS)
+                 - naive_sequence_score(w, words, tags, n, tpl, BITS, L, y[:m], move_bits=BITS))
             checks.append((v, not np.array_equal(z, y[:m])))
             w += dense_phi(P, s, y[:m]) - dense_phi(P, s, z)
             if select != "laso" or m == 2 * n - 1:
@@ -122,7 +129,7 @@ SELECTS = ["early", "max-violation", "latest", "hybrid", "standard", "laso"]
 
 
 @pytest.mark.parametrize("select", SELECTS)
-@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
+@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre", "zhang-nivre-factored"])
 def test_engine_equals_reference_epoch_and_every_selected_update_is_a_violation(select, name):
     P, rng = problem(1, name, n_sent=14)
     w0 = rng.integers(-2, 3, P.weight_size).astype(float)  # integer weights: sums are exact, so equality is exact
@@ -163,11 +170,12 @@ def test_swvp_full_jj_is_bit_identical_to_full_update(search):
     assert [h.updates for h in ra.history] == [h.updates for h in rb.history]
 
 
-@pytest.mark.parametrize("mode", ["aggressive", "balanced"])
-def test_swvp_single_step_update_equals_the_dense_reference(mode):
+@pytest.mark.parametrize("mode,name", [("aggressive", "huang-sagae"), ("balanced", "huang-sagae"),
+                                       ("balanced", "zhang-nivre-factored")])
+def test_swvp_single_step_update_equals_the_dense_reference(mode, name):
     """One max-violation update of single-step SWVP: mixed assignments m^{t} (step t's part taken from the
     prediction), their margins and γ (WM, β = 2) from dense per-step Φ; the CSP back-off when I^v is empty."""
-    P, rng = problem(3, n_sent=30, max_len=7)
+    P, rng = problem(3, name, n_sent=30, max_len=7)
     checked = 0
     for _ in range(30):
         w0 = rng.integers(-2, 3, P.weight_size).astype(float)

@@ -20,6 +20,8 @@ from swvp.tasks.transition_parser import TransitionDependencyParser
 from swvp.transition.arc_standard import is_projective
 from tasks.test_graph_parser import toy_corpus
 
+BITS = {"hash_bits": 12, "move_hash_bits": 12}  # small weight regions (default templates: zhang-nivre-backoff)
+
 
 def learner(epochs=4, beam=4, select="max-violation", **kw):
     return Perceptron(search=Beam(beam, select), epochs=epochs, **kw)
@@ -33,7 +35,7 @@ def toy():
 @pytest.fixture(scope="module")
 def fitted(toy):
     train, dev = toy
-    return TransitionDependencyParser(hash_bits=12, learner=learner()).fit(train, dev=dev)
+    return TransitionDependencyParser(**BITS, learner=learner()).fit(train, dev=dev)
 
 
 def test_toy_grammar_is_learned_with_labels_from_the_actions(fitted, toy):
@@ -66,6 +68,23 @@ def test_save_load_gives_identical_predictions(fitted, toy, tmp_path):
         TransitionDependencyParser.load(tmp_path / "missing.npz")
 
 
+@pytest.mark.parametrize("templates", ["zhang-nivre-backoff", "zhang-nivre-factored"])
+def test_move_conjoined_layouts_learn_and_round_trip(toy, tmp_path, templates):
+    """Sets with ``move:`` templates: a second weight region of 2**move_hash_bits rows × 3 moves, saved and loaded."""
+    train, test = toy
+    p = TransitionDependencyParser(templates=templates, hash_bits=12, move_hash_bits=11, learner=learner())
+    p.fit(train)
+    n_action_rows = (1 << 12) * (1 + 2 * p.features_.n_labels)
+    assert p.coef_.shape == (n_action_rows + 3 * (1 << 11),)
+    assert np.any(p.coef_[n_action_rows:] != 0) and np.any(p.coef_[:n_action_rows] != 0)  # both regions learn
+    scores = p.evaluate(test)
+    assert scores["uas"] > 0.95 and scores["las"] > 0.9
+    p.save(tmp_path / "p.npz")
+    again = load(tmp_path / "p.npz")
+    assert again.get_params(deep=False)["move_hash_bits"] == 11 and np.array_equal(again.coef_, p.coef_)
+    assert again.evaluate(test) == scores
+
+
 def test_wider_decoding_beam_and_predicted_tags(fitted, toy):
     _, test = toy
     assert fitted.score(test) <= fitted.evaluate(test, beam=16)["uas"] + 0.02
@@ -87,19 +106,19 @@ def test_nonprojective_trees_skipped_or_lifted(toy):
     bad = SimpleNamespace(forms=["a", "b", "c", "d"], lemmas=["a", "b", "c", "d"], upos=["X", "X", "X", "X"],
                           xpos=["X"] * 4, heads=np.array([-1, 3, 4, 0, 3]), deprels=["dep", "dep", "root", "dep"])
     assert not is_projective(bad.heads)
-    skip = TransitionDependencyParser(hash_bits=12, learner=learner(2)).fit([*train[:60], bad])
+    skip = TransitionDependencyParser(**BITS, learner=learner(2)).fit([*train[:60], bad])
     assert skip.oracle_counts_["nonprojective"] == 1 and skip.oracle_counts_["usable"] == 60
-    lift = TransitionDependencyParser(hash_bits=12, nonprojective="lift", learner=learner(2)).fit([*train[:60], bad])
+    lift = TransitionDependencyParser(**BITS, nonprojective="lift", learner=learner(2)).fit([*train[:60], bad])
     assert lift.oracle_counts_["lifted"] == 1 and lift.oracle_counts_["usable"] == 61
 
 
 def test_parameter_mixing(toy):
     train, test = toy
-    plain = TransitionDependencyParser(hash_bits=12, learner=learner(2)).fit(train[:80])
-    one = TransitionDependencyParser(hash_bits=12, learner=learner(2, mixing=ParameterMixing(shards=1)))
+    plain = TransitionDependencyParser(**BITS, learner=learner(2)).fit(train[:80])
+    one = TransitionDependencyParser(**BITS, learner=learner(2, mixing=ParameterMixing(shards=1)))
     one.fit(train[:80])
     assert np.allclose(one.coef_, plain.coef_, rtol=1e-12, atol=1e-12)
-    two = TransitionDependencyParser(hash_bits=12, learner=learner(3, mixing=ParameterMixing(shards=2)))
+    two = TransitionDependencyParser(**BITS, learner=learner(3, mixing=ParameterMixing(shards=2)))
     assert two.fit(train[:80]).score(test) > 0.9
 
 
@@ -125,7 +144,7 @@ def test_contract_and_errors(toy, tmp_path):
 def test_real_treebank_slice():
     train = read_conllu(data_path("ud/en_ewt/train.conllu.xz")).sentences[:600]
     test = read_conllu(data_path("ud/en_ewt/dev.conllu.xz")).sentences[:200]
-    p = TransitionDependencyParser(hash_bits=14, learner=learner(2)).fit(train)
+    p = TransitionDependencyParser(hash_bits=14, move_hash_bits=14, learner=learner(2)).fit(train)
     scores = p.evaluate(test)
     assert scores["uas"] > 0.6 and scores["las"] > 0.5  # chance (uniform heads) is about 0.1
     assert p.oracle_counts_["nonprojective"] > 0  # EWT has non-projective trees: skipped and counted

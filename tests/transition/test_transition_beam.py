@@ -18,6 +18,7 @@ from swvp.transition.arc_standard import actions_to_tree, gold_actions, oracle
 from swvp.transition.beam import TransitionModel, beam_search, decode, score_sequence
 
 BITS = 8
+SETS = ["huang-sagae", "zhang-nivre", "zhang-nivre-factored"]
 
 
 def random_sentence(n, rng, vocab=4):
@@ -32,7 +33,7 @@ def random_weights(model, rng, integer):
     return rng.normal(size=model.weight_size)
 
 
-@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
+@pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("L", [1, 2])
 def test_wide_beam_finds_the_brute_force_best(name, L):
     rng = np.random.default_rng(10 + L)
@@ -40,7 +41,7 @@ def test_wide_beam_finds_the_brute_force_best(name, L):
         seqs = all_sequences(n, L)
         for _ in range(2):
             data = random_sentence(n, rng)
-            model = TransitionModel.create(name, bits=BITS, n_labels=L)
+            model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
             w = random_weights(model, rng, integer=False)
             best = max(score_sequence(w, data, 0, model, s) for s in seqs)
             for dp in (True, False):
@@ -49,7 +50,7 @@ def test_wide_beam_finds_the_brute_force_best(name, L):
                 assert score_sequence(w, data, 0, model, tr.output) == tr.top_score[-1]
 
 
-@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
+@pytest.mark.parametrize("name", SETS)
 def test_merging_never_changes_a_wide_beam_and_shrinks_it(name):
     rng = np.random.default_rng(5)
     shrank = False
@@ -57,7 +58,7 @@ def test_merging_never_changes_a_wide_beam_and_shrinks_it(name):
         n = int(rng.integers(2, 7))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng, vocab=2)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L)
+        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         w = random_weights(model, rng, integer=True)  # ties on purpose
         width = 6000
         a = beam_search(w, data, 0, model, beam_size=width, dp=True)
@@ -69,7 +70,7 @@ def test_merging_never_changes_a_wide_beam_and_shrinks_it(name):
     assert shrank
 
 
-@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
+@pytest.mark.parametrize("name", SETS)
 @pytest.mark.parametrize("dp", [True, False])
 def test_trace_and_gold_tracking_match_the_naive_beam(name, dp):
     rng = np.random.default_rng(7 if dp else 8)
@@ -77,7 +78,7 @@ def test_trace_and_gold_tracking_match_the_naive_beam(name, dp):
         n = int(rng.integers(1, 7))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng, vocab=2)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L)
+        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         w = random_weights(model, rng, integer=trial % 2 == 0)
         heads = random_projective_tree(n, rng)
         labels = rng.integers(0, L, n + 1)
@@ -86,7 +87,7 @@ def test_trace_and_gold_tracking_match_the_naive_beam(name, dp):
         start = int(rng.integers(0, 2 * n)) if trial % 4 == 3 else 0
         tr = beam_search(w, data, 0, model, beam_size=width, dp=dp, gold=gold, start_step=start)
         steps, gscores = naive_beam(w, data.words, data.tags, n, model.templates.templates, model.templates.attrs,
-                                    BITS, L, width, dp, gold=gold, start_step=start)
+                                    BITS, L, width, dp, gold=gold, start_step=start, move_bits=BITS)
         assert tr.gold_score.tolist() == gscores
         for i, items in enumerate(steps):
             assert tr.sizes[i] == len(items)
@@ -104,9 +105,9 @@ def test_trace_violations_equal_recomputed_prefix_scores():
     for trial in range(30):
         n = int(rng.integers(1, 12))
         L = int(rng.integers(1, 5))
-        name = "zhang-nivre" if trial % 2 else "huang-sagae"
+        name = SETS[trial % 3]
         data = random_sentence(n, rng, vocab=5)
-        model = TransitionModel.create(name, bits=10, n_labels=L)
+        model = TransitionModel.create(name, bits=10, n_labels=L, move_bits=10)
         w = random_weights(model, rng, integer=False)
         heads = random_projective_tree(n, rng)
         gold = oracle(heads, rng.integers(0, L, n + 1), L)
@@ -116,15 +117,16 @@ def test_trace_violations_equal_recomputed_prefix_scores():
             assert tr.top_score[i] == score_sequence(w, data, 0, model, top)
             assert tr.gold_score[i] == score_sequence(w, data, 0, model, gold, i + 1)
             v = tr.top_score[i] - tr.gold_score[i]
-            ref = (naive_sequence_score(w, data.words, data.tags, n, model.templates.templates, 10, L, top)
-                   - naive_sequence_score(w, data.words, data.tags, n, model.templates.templates, 10, L, gold[:i + 1]))
+            tpl = model.templates.templates
+            ref = (naive_sequence_score(w, data.words, data.tags, n, tpl, 10, L, top, move_bits=10)
+                   - naive_sequence_score(w, data.words, data.tags, n, tpl, 10, L, gold[:i + 1], move_bits=10))
             assert v == pytest.approx(ref, abs=1e-9)
         step, _ = select(tr, "max-violation")
         if step >= 0:
             assert tr.top_score[step] - tr.gold_score[step] == tr.violations.max() or not tr.top_is_gold[step]
 
 
-@pytest.mark.parametrize("name", ["huang-sagae", "zhang-nivre"])
+@pytest.mark.parametrize("name", SETS)
 def test_engine_prefix_delta_is_coef_times_phi_difference(name):
     """The engine's ΔΦ of two prefixes (problems/_transition_ops: replay, kept rows, ``delta``) against Φ by name."""
     rng = np.random.default_rng(13)
@@ -132,7 +134,7 @@ def test_engine_prefix_delta_is_coef_times_phi_difference(name):
         n = int(rng.integers(1, 9))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L)
+        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         heads = random_projective_tree(n, rng)
         gold = oracle(heads, rng.integers(0, L, n + 1), L)
         data.heads, data.labels = heads[1:], np.where(heads[1:] == 0, -1, 0)
@@ -147,7 +149,8 @@ def test_engine_prefix_delta_is_coef_times_phi_difference(name):
         action_delta_into(st, 0, acc, cavg, coef, gold, pred, m)
         want = np.zeros_like(w0)
         for sign, seq in ((1.0, gold[:m]), (-1.0, pred[:m])):
-            for k, c in naive_phi(data.words, data.tags, n, model.templates.templates, BITS, L, seq).items():
+            for k, c in naive_phi(data.words, data.tags, n, model.templates.templates, BITS, L, seq,
+                                       move_bits=BITS).items():
                 want[k] += sign * coef * c
         np.testing.assert_allclose(w - w0, want, atol=1e-12)
         np.testing.assert_allclose(u, cavg * want, atol=1e-12)

@@ -15,10 +15,13 @@ and the children s0lc, s0rc, s0lc2, s0rc2, s1lc, s1rc, s1lc2, s1rc2) its word, t
 the binned distances s0–q0 and s1–s0, the four valencies and the four label sets. Missing words read ``NONE``
 (empty stack slot), ``EOS`` (past the buffer end) or ``NOCHILD``; labels are ``l + N_RESERVED``.
 
-Templates. A feature set is an int table ``(T, 1 + MAX_ARITY)``: row t = (arity, atom code, ...); template t has
-id t + 1 and hashes as in :mod:`swvp.features._arc_kernels` (``hstart(t+1)``, one ``hstep`` per atom, ``hfin``)
-into a *row* ``r = hash & rmask``. Weights are ``w[r * A + a]`` for the A actions: one row scores every action
-at once (a contiguous slice), which :func:`add_rows` exploits.
+Templates. A feature set is an int table ``(T, KCOLS)``: row t = (arity, atom codes ..., conjunction, base,
+mask); template t has id t + 1 and hashes as in :mod:`swvp.features._arc_kernels` (``hstart(t+1)``, one
+``hstep`` per atom, ``hfin``) into a row ``r = hash & mask``. A template is conjoined either with the labelled
+action (``CONJ_ACTION``: a row of A = 1 + 2L weights, ``w[base + r·A + a]``) or with its move only
+(``CONJ_MOVE``: a row of 3 weights, ``w[base + r·3 + move(a)]``, shared by every label of a reduce). One row
+scores every action at once (a contiguous slice), which :func:`add_rows` exploits; :func:`fill_rows` writes each
+template's row start ``base + r·width`` and :func:`weight_index` adds the action's column.
 
 DP signature. A feature set also lists the node attributes (``NA_*``) its templates read from any stack slot;
 :func:`node_key` hashes exactly those, so two stacks with equal keys node by node agree on every feature of
@@ -55,6 +58,15 @@ SPECIALS = {"dq": A_DQ, "ds": A_DS, "s0vl": A_S0VL, "s0vr": A_S0VR, "s1vl": A_S1
             "s0sl": A_S0SL, "s0sr": A_S0SR, "s1sl": A_S1SL, "s1sr": A_S1SR}
 N_ATOM_CODES = N_SLOT_CODES + 10
 MAX_ARITY = 4
+
+# kernel template table columns after the atoms, and the two conjunctions
+C_CONJ = 1 + MAX_ARITY
+C_BASE = C_CONJ + 1
+C_MASK = C_CONJ + 2
+KCOLS = C_CONJ + 3
+CONJ_ACTION = 0  # conjoined with the labelled action: A weights per row
+CONJ_MOVE = 1  # conjoined with SHIFT / LEFT / RIGHT only: 3 weights per row
+N_MOVES = 3
 
 # node attributes (DP signature)
 NA_POS, NA_W, NA_T = 0, 1, 2  # then 3 + 3*c + attr for the children c = lc, rc, lc2, rc2
@@ -110,30 +122,67 @@ def atom_values(words, tags, o, n, ctx, vals):
 
 
 @njit(**NJIT)
-def fill_rows(table, words, tags, o, n, ctx, rmask, vals, rows):
-    """Weight rows of every template of ``table`` at the context ``ctx`` into ``rows``; returns their number."""
+def fill_rows(table, words, tags, o, n, ctx, A, vals, rows):
+    """Row start ``base + r·width`` of every template of ``table`` at the context ``ctx`` into ``rows`` (width A
+    or 3 by the template's conjunction); returns the number of templates."""
     atom_values(words, tags, o, n, ctx, vals)
     nt = table.shape[0]
     for t in range(nt):
         h = hstart(t + 1)
         for q in range(table[t, 0]):
             h = hstep(h, vals[table[t, 1 + q]])
-        rows[t] = hfin(h, rmask)
+        width = A if table[t, C_CONJ] == CONJ_ACTION else N_MOVES
+        rows[t] = table[t, C_BASE] + hfin(h, table[t, C_MASK]) * width
     return nt
 
 
 @njit(**NJIT_NO_ALLOC)
-def add_rows(w, rows, nf, A, acc):
-    """``acc[a] = Σ_f w[rows[f] * A + a]`` for every action a (the scores of all actions at one state).
+def column(table, f, a, L):
+    """Column of action ``a`` in template f's row: a itself, or its move (0 SHIFT, 1 LEFT, 2 RIGHT)."""
+    if table[f, C_CONJ] == CONJ_ACTION:
+        return a
+    if a == 0:
+        return 0
+    return 1 if a <= L else 2
 
-    Scalar loops rather than slice arithmetic: a slice is an array view, and its reference counting cost ~40% of
-    this kernel, the beam search's hottest (same additions, same order)."""
+
+@njit(**NJIT_NO_ALLOC)
+def weight_index(table, rows, f, a, L):
+    """Index in w of template f's feature (row start ``rows[f]``) conjoined with action a."""
+    return rows[f] + column(table, f, a, L)
+
+
+@njit(**NJIT_NO_ALLOC)
+def add_rows(w, table, rows, nf, L, acc):
+    """``acc[a] = Σ_f w[weight_index(f, a)]`` for every action a (the scores of all actions at one state).
+
+    Action-conjoined rows are added first, in template order; move-conjoined rows are summed per move and added
+    last (not at all when the set has none: the sums are then those of a plain action-conjoined set). Scalar
+    loops rather than slice arithmetic: a slice is an array view, and its reference counting cost ~40% of this
+    kernel, the beam search's hottest."""
+    A = 1 + 2 * L
     for a in range(A):
         acc[a] = 0.0
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    moves = False
     for f in range(nf):
-        base = rows[f] * A
-        for a in range(A):
-            acc[a] += w[base + a]
+        base = rows[f]
+        if table[f, C_CONJ] == CONJ_ACTION:
+            for a in range(A):
+                acc[a] += w[base + a]
+        else:
+            moves = True
+            m0 += w[base]
+            m1 += w[base + 1]
+            m2 += w[base + 2]
+    if moves:
+        acc[0] += m0
+        for a in range(1, 1 + L):
+            acc[a] += m1
+        for a in range(1 + L, A):
+            acc[a] += m2
 
 
 @njit(**NJIT_NO_ALLOC)

@@ -8,10 +8,13 @@ of s0), ``s0lc2``/``s0rc2`` (second leftmost / rightmost), the same for s1, each
 s1–s0), ``s0vl``/``s0vr``/``s1vl``/``s1vr`` (left / right valency), ``s0sl``/``s0sr``/``s1sl``/``s1sr`` (set of
 labels of the left / right children). A template's name is its atoms joined by ``-`` (``s1t-s0t-q0t``).
 
-Weights (one choice, used everywhere): template t hashes its atom ids into a *row*
-``r = hash(t, atoms) & (2**bits − 1)`` (the hash of :mod:`swvp.features._arc_kernels`), and the weight of the
-feature conjoined with action a is ``w[r * A + a]``; A = 1 + 2L actions. A state's features are computed once
-and one contiguous slice per template scores every action. The weight vector has ``2**bits · A`` entries.
+Weights: template t hashes its atom ids into a *row* ``r = hash(t, atoms) & mask`` (the hash of
+:mod:`swvp.features._arc_kernels`). A plain template is conjoined with the labelled action: its rows hold A =
+1 + 2L weights (``2**bits`` rows, ``w[r·A + a]``). A template written ``move:NAME`` is conjoined with the move
+only (SHIFT, LEFT, RIGHT): its rows hold 3 weights, in a second region of ``2**move_bits`` rows after the first
+(``w[2**bits·A + r·3 + move(a)]``), so every label of a reduce shares them. A state's features are computed once
+and one contiguous slice per template scores every action (:class:`~swvp.transition.beam.TransitionModel` lays
+the regions out).
 
 Sets (:data:`TEMPLATE_SETS`):
 
@@ -21,7 +24,15 @@ Sets (:data:`TEMPLATE_SETS`):
   pair becomes s1 / s0 for the arc features and s0 / q0 for the look-ahead ones): more buffer context (q1, q2),
   s0–q0 word pairs, distances s0–q0 and s1–s0, valencies of s0 and s1, the children of s0 and s1 with their
   words and labels, third-order context (second leftmost / rightmost children and the head–child–grandchild-side
-  tag chains s0t-s0lct-s0lc2t …), and label sets of s0's and s1's left and right children.
+  tag chains s0t-s0lct-s0lc2t …), and label sets of s0's and s1's left and right children;
+* ``zhang-nivre-backoff``: zhang-nivre, each template both conjoined with the labelled action and (``move:``)
+  with the move alone: the move weights are shared by every label of a reduce, a back-off that learns the
+  structure from all labels' examples at once;
+* ``zhang-nivre-factored``: every zhang-nivre template conjoined with the move, plus a small set conjoined with
+  the labelled action (:data:`LABEL_TEMPLATES`: the words and tags of the two items a reduce joins, their pair,
+  the distance between them, the labels their children already carry and the next word's tag). Scoring a state
+  reads ~T·3 + 20·A weights instead of T·A, and the move rows can afford many more hash bits: fewer collisions
+  at a fraction of the memory and time.
 
 The loader turns sentences (:class:`~swvp.data.conllu.ConlluSentence` or anything with ``forms``, ``upos`` /
 ``xpos`` and, for training, ``heads`` and ``deprels``) into :class:`TransitionData`: flat word and tag ids plus
@@ -39,7 +50,8 @@ from swvp._config import INT
 from swvp.features import _transition_kernels as K
 from swvp.features.arc import feature_index, sentence_column
 
-__all__ = ["TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row", "template_set"]
+__all__ = ["LABEL_TEMPLATES", "TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row",
+           "template_set"]
 
 HUANG_SAGAE = (
     "s0t", "s1t", "q0t", "s0w", "s1w", "q0w",
@@ -70,10 +82,22 @@ ZHANG_NIVRE_EXTRA = (
     "s0w-s0sl", "s0t-s0sl", "s0w-s0sr", "s0t-s0sr", "s1w-s1sl", "s1t-s1sl", "s1w-s1sr", "s1t-s1sr",
 )
 
+#: What decides a reduce's label in ``zhang-nivre-factored``: the two items the reduce joins (words, tags, their
+#: pairs and distance), the labels their children already carry, and the next word's tag.
+LABEL_TEMPLATES = (
+    "s0w", "s0t", "s1w", "s1t", "q0t", "s0w-s0t", "s1w-s1t", "s1t-s0t", "s1w-s0t", "s1t-s0w", "s1w-s0w",
+    "s1t-s0t-q0t", "s1t-s0t-ds", "s0t-s0sl", "s0t-s0sr", "s1t-s1sl", "s1t-s1sr", "s0t-s0lcl", "s1t-s1rcl",
+    "s0t-q0t",
+)
+
+MOVE = "move:"
+
 #: Registry at the API edge: set name → template names (template id = position + 1).
 TEMPLATE_SETS: dict[str, tuple[str, ...]] = {
     "huang-sagae": HUANG_SAGAE,
     "zhang-nivre": HUANG_SAGAE + ZHANG_NIVRE_EXTRA,
+    "zhang-nivre-backoff": HUANG_SAGAE + ZHANG_NIVRE_EXTRA + tuple(MOVE + t for t in HUANG_SAGAE + ZHANG_NIVRE_EXTRA),
+    "zhang-nivre-factored": tuple(MOVE + t for t in HUANG_SAGAE + ZHANG_NIVRE_EXTRA) + LABEL_TEMPLATES,
 }
 
 
@@ -116,30 +140,52 @@ def _node_attrs(codes: set[int]) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class TemplateSet:
-    """A compiled template set: ``table`` int (T, 1 + MAX_ARITY) and the DP node attributes ``attrs``."""
+    """A compiled template set: ``table`` int (T, 1 + MAX_ARITY) of arities and atom codes, the conjunction of
+    every template ``conj`` int (T,) (``K.CONJ_ACTION`` or ``K.CONJ_MOVE``) and the DP node attributes ``attrs``."""
 
     name: str
     templates: tuple[str, ...]
     table: np.ndarray
     attrs: np.ndarray
+    conj: np.ndarray
 
     @property
     def n_templates(self) -> int:
         return len(self.templates)
 
+    @property
+    def has_move_templates(self) -> bool:
+        return bool((self.conj == K.CONJ_MOVE).any())
+
+    def kernel_table(self, bits: int, move_bits: int, n_labels: int) -> np.ndarray:
+        """The kernels' table (T, ``K.KCOLS``): atoms, conjunction, weight-region base and row mask per template
+        (action rows first: ``2**bits`` × A; then move rows: ``2**move_bits`` × 3)."""
+        A = 1 + 2 * int(n_labels)
+        out = np.zeros((self.n_templates, K.KCOLS), INT)
+        out[:, :1 + K.MAX_ARITY] = self.table
+        out[:, K.C_CONJ] = self.conj
+        move = self.conj == K.CONJ_MOVE
+        out[:, K.C_BASE] = np.where(move, (1 << int(bits)) * A, 0)
+        out[:, K.C_MASK] = np.where(move, (1 << int(move_bits)) - 1, (1 << int(bits)) - 1)
+        return out
+
 
 def compile_templates(name: str, templates: Sequence[str]) -> TemplateSet:
-    """Parse template names into the kernel table (row t = arity, atom codes; template id t + 1)."""
+    """Parse template names (``move:`` prefix: conjoined with the move only) into arities and atom codes (row t;
+    template id t + 1)."""
     table = np.zeros((len(templates), 1 + K.MAX_ARITY), INT)
+    conj = np.zeros(len(templates), INT)
     used: set[int] = set()
     for t, tpl in enumerate(templates):
-        codes = [atom_code(a) for a in tpl.split("-")]
+        body = tpl[len(MOVE):] if tpl.startswith(MOVE) else tpl
+        conj[t] = K.CONJ_MOVE if tpl.startswith(MOVE) else K.CONJ_ACTION
+        codes = [atom_code(a) for a in body.split("-")]
         if not 1 <= len(codes) <= K.MAX_ARITY:
             raise ValueError(f"template {tpl!r} must have 1..{K.MAX_ARITY} atoms")
         table[t, 0] = len(codes)
         table[t, 1:1 + len(codes)] = codes
         used.update(codes)
-    return TemplateSet(name, tuple(templates), table, _node_attrs(used))
+    return TemplateSet(name, tuple(templates), table, _node_attrs(used), conj)
 
 
 def template_set(name: str) -> TemplateSet:

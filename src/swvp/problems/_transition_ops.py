@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import INT, NJIT, NJIT_NO_ALLOC
-from swvp.features._transition_kernels import CTX, N_ATOM_CODES, fill_rows
+from swvp.features._transition_kernels import CTX, N_ATOM_CODES, fill_rows, weight_index
 from swvp.inference._kernels.beam import new_trace
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
@@ -42,10 +42,10 @@ from swvp.transition._kernels import F_ACTION, NF, actions_to_tree, apply, conte
 
 #: A treebank as kernels see it: word / tag atom ids (flat over tokens), sentence offsets, the gold action
 #: sequences (flat, 2n−1 per sentence from ``2·offsets[s] − s``; empty when decoding only), which sentences are
-#: usable for training (empty: all), the template table and DP node attributes, the row mask, the number of arc
+#: usable for training (empty: all), the kernel template table and DP node attributes, the number of arc
 #: labels, whether the beam merges equivalent states, the longest sentence and the number of words.
 ArcStandardData = namedtuple("ArcStandardData", ["words", "tags", "offsets", "gold", "usable", "table", "attrs",
-                                                 "rmask", "L", "use_dp", "maxlen", "n_words"])
+                                                 "L", "use_dp", "maxlen", "n_words"])
 
 #: Buffers of one epoch: feature context and atoms, the replay pools of the reference and the prediction
 #: (``pools[side]``), their weight rows per step (``rows[side, t]``), the first differing step (``lo[0]``) and
@@ -122,7 +122,7 @@ def _begin_update(st, ws, s, y, z, m):
         for t in range(m):
             if t >= lo:
                 context(pool, t, ws.ctx)
-                fill_rows(st.table, st.words, st.tags, o, n, ws.ctx, st.rmask, ws.vals, ws.rows[side, t])
+                fill_rows(st.table, st.words, st.tags, o, n, ws.ctx, n_actions(st.L), ws.vals, ws.rows[side, t])
             apply(pool, t, t + 1, seq[t], st.L)
 
 
@@ -133,14 +133,13 @@ def _end_update(st, ws, s, y, z, m):
 @njit(**NJIT_NO_ALLOC)
 def _step_margin(st, ws, w, y, t):
     """w·φ(state^y_t, y_t) − w·φ(state^z_t, z_t) from the kept weight rows (z_t is read from z's replay pool)."""
-    A = n_actions(st.L)
     ry = ws.rows[0, t]
     rz = ws.rows[1, t]
     a = y[t]
     b = ws.pools[1, t + 1, F_ACTION]
     total = 0.0
     for f in range(st.table.shape[0]):
-        total += w[ry[f] * A + a] - w[rz[f] * A + b]
+        total += w[weight_index(st.table, ry, f, a, st.L)] - w[weight_index(st.table, rz, f, b, st.L)]
     return total
 
 
@@ -148,7 +147,6 @@ def _step_margin(st, ws, w, y, t):
 def _add_steps(st, ws, acc, cavg, coef, y, lo, hi, every):
     """w += coef·Σ_t (φ(state^y_t, y_t) − φ(state^z_t, z_t)) over the steps t in [max(lo, first difference), hi)
     (all of them when ``every``, else the marked ones), gold side first; lazy averaging and log as ``bump``."""
-    A = n_actions(st.L)
     nt = st.table.shape[0]
     first = max(lo, ws.lo[0])
     for side in range(2):
@@ -158,7 +156,8 @@ def _add_steps(st, ws, acc, cavg, coef, y, lo, hi, every):
                 a = y[t] if side == 0 else ws.pools[1, t + 1, F_ACTION]
                 rows = ws.rows[side, t]
                 for f in range(nt):
-                    bump(acc.w, acc.u, cavg, rows[f] * A + a, c, acc.log_idx, acc.log_val, acc.log_n)
+                    bump(acc.w, acc.u, cavg, weight_index(st.table, rows, f, a, st.L), c, acc.log_idx, acc.log_val,
+                         acc.log_n)
 
 
 def _margin(st, ws, sc, y, z, m):
@@ -240,7 +239,7 @@ def _beam_space(st, beam_size):
 def _beam_search(st, bs, sc, n, y, track_gold, start):
     """DP beam search with gold tracking over the 2n−1 steps; returns the trace the selectors read."""
     w, o = sc
-    beam_search_into(w, (st.words, st.tags, o, n), (st.table, st.attrs, st.rmask, st.L), (bs.width, st.use_dp),
+    beam_search_into(w, (st.words, st.tags, o, n), (st.table, st.attrs, st.L), (bs.width, st.use_dp),
                      (y, 1 if track_gold else 0, start), bs.trace, bs.work)
     return bs.trace
 

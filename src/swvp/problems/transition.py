@@ -59,8 +59,8 @@ class TransitionProblem(CompiledProblem):
         gold = self.gold.actions if self.gold is not None else np.zeros(0, INT)
         usable = self.gold.usable if (self.gold is not None and for_training) else np.zeros(0, np.bool_)
         maxlen = max(1, int(d.lengths.max())) if d.n_sentences else 1
-        table, attrs, rmask, L = m.feats
-        return ArcStandardData(d.words, d.tags, d.offsets, gold, usable, table, attrs, rmask, L, self.dp, maxlen,
+        table, attrs, L = m.feats
+        return ArcStandardData(d.words, d.tags, d.offsets, gold, usable, table, attrs, L, self.dp, maxlen,
                                d.n_words)
 
     def output_size(self) -> int:

@@ -4,7 +4,9 @@ Huang & Sagae (2010) with Huang, Fayong & Guo's (2012) violation-fixing training
 (:mod:`swvp.transition.arc_standard`; LAS comes from the parser itself), DP beam search with exact gold tracking,
 any update selection (max-violation by default) and any update rule of the core (CSP or SWVP on the selected
 prefix pair), averaged, with the best dev epoch kept. Templates: ``huang-sagae`` (the paper's, ALGORITHMS.md
-§3.2) or ``zhang-nivre`` (richer: distance, valency, second-order children, label sets; the default).
+§3.2), ``zhang-nivre`` (richer: distance, valency, second-order children, label sets), ``zhang-nivre-backoff``
+(the default, the most accurate: zhang-nivre's templates conjoined with the labelled action and with the move alone)
+or ``zhang-nivre-factored`` (about twice as fast, less accurate); :mod:`swvp.features.transition`.
 
 Training trees the arc-standard oracle cannot reach (non-projective ones) are skipped and counted
 (``nonprojective="skip"``, the default) or replaced by their pseudo-projective lift (``"lift"``); the counts are
@@ -50,11 +52,15 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
 
     Parameters
     ----------
-    templates : "zhang-nivre" (default) or "huang-sagae" (:data:`swvp.features.transition.TEMPLATE_SETS`).
+    templates : "zhang-nivre-backoff" (default), "zhang-nivre", "zhang-nivre-factored" or "huang-sagae"
+        (:data:`swvp.features.transition.TEMPLATE_SETS`).
     tags : "upos" or "xpos": the POS column read by the features (gold from the file unless overridden).
     learner : a :class:`~swvp.learn.perceptron.Perceptron` whose search is greedy or beam search (it is also the
         decoder); default: averaged CSP, beam 8, max-violation, 15 epochs.
-    hash_bits : features hash into ``2**hash_bits`` rows of ``1 + 2L`` action weights (L arc labels).
+    hash_bits : features conjoined with the labelled action hash into ``2**hash_bits`` rows of ``1 + 2L`` weights
+        (L arc labels).
+    move_hash_bits : features conjoined with the move only (``move:`` templates, e.g. ``zhang-nivre-factored``)
+        hash into ``2**move_hash_bits`` rows of 3 weights (unused by sets without them).
     nonprojective : "skip" (default) or "lift" for training trees the oracle cannot reach.
     dp : merge equivalent states in the beam (Huang & Sagae's dynamic programming).
     select_epoch : with dev data, keep the epoch with the best dev UAS (else the last).
@@ -63,13 +69,14 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
 
     MODEL_KIND = MODEL_KIND
 
-    def __init__(self, *, templates: str = "zhang-nivre", tags: str = "upos", learner: Perceptron | None = None,
-                 hash_bits: int = 18, nonprojective: str = "skip", dp: bool = True, select_epoch: bool = True,
-                 root_label: str = "root"):
+    def __init__(self, *, templates: str = "zhang-nivre-backoff", tags: str = "upos", learner: Perceptron | None = None,
+                 hash_bits: int = 18, move_hash_bits: int = 22, nonprojective: str = "skip", dp: bool = True,
+                 select_epoch: bool = True, root_label: str = "root"):
         self.templates = templates
         self.tags = tags
         self.learner = learner
         self.hash_bits = hash_bits
+        self.move_hash_bits = move_hash_bits
         self.nonprojective = nonprojective
         self.dp = dp
         self.select_epoch = select_epoch
@@ -126,7 +133,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         return self
 
     def _model(self) -> TransitionModel:
-        return TransitionModel.create(self.templates, bits=int(self.hash_bits),
+        return TransitionModel.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
                                       n_labels=max(1, self.features_.n_labels))
 
     # -- prediction ---------------------------------------------------------------------------------------
@@ -178,6 +185,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         """Weights are stored sparsely (indices and values of the non-zero entries), exactly."""
         meta = {"features": self.features_.state(), "oracle": self.oracle_counts_,
                 "settings": {"templates": self.templates, "hash_bits": self.hash_bits,
+                             "move_hash_bits": self.move_hash_bits,
                              "search": {"kind": "beam", "size": int(self._search().size),
                                         "select": self._search().select},
                              "best_epoch": self.best_epoch_},

@@ -6,8 +6,9 @@ Argument groups (tuples, so that kernels stay short):
 
 * ``sent = (words, tags, o, n)``: flat word / tag atom ids over all tokens, the sentence's first token ``o``
   and its length ``n`` (:mod:`swvp.features._transition_kernels`);
-* ``feats = (table, attrs, rmask, L)``: a feature set's template table and DP node attributes, the row mask
-  (2**bits − 1) and the number of arc labels; weights are ``w[row * A + a]``, A = 1 + 2L;
+* ``feats = (table, attrs, L)``: a feature set's kernel template table (conjunction, weight region and row mask
+  per template: :mod:`swvp.features._transition_kernels`), its DP node attributes and the number of arc labels
+  (A = 1 + 2L actions);
 * ``beam = (width, use_dp)``; ``gold = (gold_actions, has_gold, start_step)`` (``gold_actions`` int (2n−1,),
   any int array when ``has_gold`` is 0);
 * ``trace = (actions, parents, scores, is_gold, sizes, top_score, top_is_gold, gold_score, gold_in_beam)``:
@@ -101,10 +102,10 @@ def _equivalent(S, G, a, b, attrs, words, tags, o, n):
 def score_actions(w, sent, feats, S, k, ctx, vals, rows, acc):
     """``acc[a]`` = w·φ(state k, a) for every action a (valid or not)."""
     words, tags, o, n = sent
-    table, attrs, rmask, L = feats
+    table, attrs, L = feats
     context(S, k, ctx)
-    nf = fill_rows(table, words, tags, o, n, ctx, rmask, vals, rows)
-    add_rows(w, rows, nf, n_actions(L), acc)
+    nf = fill_rows(table, words, tags, o, n, ctx, n_actions(L), vals, rows)
+    add_rows(w, table, rows, nf, L, acc)
 
 
 @njit(**NJIT)
@@ -154,7 +155,7 @@ def _down(heap, c, h, cs):
 def beam_search_into(w, sent, feats, beam, gold, trace, ws):
     """Beam search over the 2n−1 steps of one sentence; writes ``trace``; returns w·Φ of B_{2n−2}[0]."""
     words, tags, o, n = sent
-    table, attrs, rmask, L = feats
+    table, attrs, L = feats
     width, use_dp = beam
     gact, has_gold, start = gold
     actions, parents, scores, is_gold, sizes, top_score, top_is_gold, gold_score, gold_in_beam = trace
@@ -268,7 +269,7 @@ def backtrack(actions, parents, i, j, out):
 def prefix_score(w, sent, feats, seq, m):
     """w·Φ of the first ``m`` actions of ``seq`` (valid from the initial state), summed as the beam sums."""
     words, tags, o, n = sent
-    table, attrs, rmask, L = feats
+    table, attrs, L = feats
     ctx = np.empty(CTX, INT)
     vals = np.empty(N_ATOM_CODES, INT)
     rows = np.empty(max(table.shape[0], 1), INT)
@@ -288,7 +289,7 @@ def prefix_score(w, sent, feats, seq, m):
 def decode_corpus(w, words, tags, offsets, feats, width, use_dp, out_actions):
     """Beam-decode every sentence; the top action sequence of sentence s goes to
     ``out_actions[2*offsets[s] − s : … + 2n−1]``. Returns the number of sentences."""
-    table, attrs, rmask, L = feats
+    table, attrs, L = feats
     ns = offsets.shape[0] - 1
     max_n = 1
     for s in range(ns):

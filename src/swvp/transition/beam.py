@@ -13,7 +13,7 @@ here wrap them for single calls and tests. Training (the prefix updates ΔΦ) ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,20 +39,27 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class TransitionModel:
-    """Weight layout of a parser: template set, ``2**bits`` rows, ``n_labels`` arc labels (A = 1 + 2L columns)."""
+    """Weight layout of a parser: template set, ``2**bits`` rows of A = 1 + 2L action weights for the templates
+    conjoined with the labelled action, ``2**move_bits`` rows of 3 move weights for those conjoined with the move
+    (only when the set has such templates), ``n_labels`` arc labels."""
 
     templates: TemplateSet
     bits: int
     n_labels: int
+    move_bits: int = 22
+    table: np.ndarray = field(default=None, repr=False)
 
     @classmethod
-    def create(cls, templates: str | TemplateSet = "huang-sagae", *, bits: int = 18, n_labels: int = 1):
-        if not 8 <= int(bits) <= 30:
-            raise ValueError(f"bits must be in 8..30, got {bits!r}")
+    def create(cls, templates: str | TemplateSet = "huang-sagae", *, bits: int = 18, n_labels: int = 1,
+               move_bits: int = 22):
+        for name, b in (("bits", bits), ("move_bits", move_bits)):
+            if not 8 <= int(b) <= 30:
+                raise ValueError(f"{name} must be in 8..30, got {b!r}")
         if int(n_labels) < 1:
             raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
         ts = template_set(templates) if isinstance(templates, str) else templates
-        return cls(ts, int(bits), int(n_labels))
+        table = ts.kernel_table(int(bits), int(move_bits), int(n_labels))
+        return cls(ts, int(bits), int(n_labels), int(move_bits), table)
 
     @property
     def n_actions(self) -> int:
@@ -60,13 +67,16 @@ class TransitionModel:
 
     @property
     def weight_size(self) -> int:
-        """Length of w: 2**bits rows × A actions."""
-        return (1 << self.bits) * self.n_actions
+        """Length of w: 2**bits rows × A actions, then (with move templates) 2**move_bits rows × 3 moves."""
+        size = (1 << self.bits) * self.n_actions
+        if self.templates.has_move_templates:
+            size += (1 << self.move_bits) * 3
+        return size
 
     @property
     def feats(self) -> tuple:
-        """The kernels' ``feats`` group ``(table, attrs, rmask, L)``."""
-        return (self.templates.table, self.templates.attrs, (1 << self.bits) - 1, self.n_labels)
+        """The kernels' ``feats`` group ``(table, attrs, L)``."""
+        return (self.table, self.templates.attrs, self.n_labels)
 
 
 def sentence(data: TransitionData, s: int) -> tuple:
