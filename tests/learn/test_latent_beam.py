@@ -14,7 +14,7 @@ from swvp.learn._codes import B_NONVIOL, N_STATS, STAT_UPDATES
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full
-from swvp.problems._chain_ops import forced_viterbi, forced_viterbi2
+from swvp.problems._chain_ops import forced_viterbi, forced_viterbi2, forced_viterbi_sparse
 from swvp.problems._latent_beam import gold_backtrack, gold_beam_space, latent_beam_search_into
 from swvp.problems.chain import SequenceProblem
 from swvp.problems.latent import LatentSequenceProblem
@@ -72,6 +72,23 @@ def test_wide_gold_beam_is_forced_decoding(order, seed):
         assert np.isclose(score(E, T1, T2, order, out), best_score)
     assert tuple(d) == tuple(out)
     assert np.isclose(trace.gold_score[n - 1], best_score)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_forced_decoding_is_the_masked_viterbi_bit_for_bit(seed):
+    """Scores rounded to integers: ties everywhere, so the tie rule is compared too."""
+    rng = np.random.default_rng(300 + seed)
+    state_label = np.array([2, 0, 1, 0, 2, 2, 1, 0])
+    H, n = state_label.shape[0], 9
+    E, T1, _ = random_scores(rng, n, H, 1)
+    if seed % 2:
+        E, T1 = np.round(E), np.round(T1)
+    glab = rng.integers(0, 3, size=n)
+    a, b = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    forced_viterbi(E, T1, n, state_label, glab, np.empty((n, H)), a, np.zeros((n, H)), np.zeros((n, H), np.int64))
+    forced_viterbi_sparse(E, T1, n, state_label, glab, b, np.zeros((n, H)), np.zeros((n, H), np.int64),
+                          np.zeros((n, H), np.int64))
+    assert np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("order", [1, 2])
