@@ -35,10 +35,13 @@ def test_cli_writes_json_and_table(tmp_path, capsys):
     assert rc == 0
     out = capsys.readouterr().out
     report = json.loads((tmp_path / "latent.json").read_text())
-    assert set(report["summary"]) == {"CSP", "latent k=1", "latent k=3", "bayes", "state_viterbi"}
+    beams = {latent.beam_name(k, b, sel) for k in (1, 3) for b, sel in latent.BEAM_LEARNERS}
+    assert set(report["summary"]) == {"CSP", "latent k=1", "latent k=3", "bayes", "state_viterbi"} | beams
     assert len(report["datasets"]) == 2
     for run in report["datasets"]:
-        assert set(run["results"]) == {"CSP", "latent k=1", "latent k=3"}
+        assert set(run["results"]) == {"CSP", "latent k=1", "latent k=3"} | beams
+        for name in beams:  # every early / max-violation update of the latent beam learners is a violation
+            assert sum(run["results"][name]["nonviolations"]) == 0
         assert all(1 <= r["best_epoch"] <= 3 for r in run["results"].values())
     s = report["summary"]["latent k=3"]
     tests = [r["results"]["latent k=3"]["test"] for r in report["datasets"]]
@@ -47,3 +50,7 @@ def test_cli_writes_json_and_table(tmp_path, capsys):
     assert s["wins_over_csp"] == sum(a > b for a, b in zip(tests, csp, strict=True))
     assert np.isclose(s["mean_gain_over_csp"], np.mean(tests) - np.mean(csp))
     assert "latent k=3" in out and "bayes" in out
+    bt = report["beam_target"]["per_k"]["k=3"]
+    beam3 = [r["results"][latent.beam_name(3, 4, "max-violation")]["test"] for r in report["datasets"]]
+    assert np.isclose(bt["gap"], np.mean(tests) - np.mean(beam3)) and bt["met"] == (bt["gap"] <= 1.0)
+    assert "within 1 point of exact" in out

@@ -165,8 +165,8 @@ def test_sampled_labels_are_the_states_labels_and_seeded():
 
 def test_unsupported_settings_say_so():
     problem = latent_problem(0)
-    with pytest.raises(NotImplementedError, match="exact search"):
-        Perceptron(search=Beam(2)).train(problem)
+    with pytest.raises(NotImplementedError, match="LaSO"):
+        Perceptron(search=Beam(2, select="laso")).train(problem)
     with pytest.raises(NotImplementedError, match="voted"):
         Perceptron(voted=True).train(problem)
     with pytest.raises(ValueError, match="state_label"):

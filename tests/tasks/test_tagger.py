@@ -238,7 +238,7 @@ def test_get_params_set_params_round_trip():
     tagger = SequenceTagger(features="ner", order=2, learner=learner, rare_threshold=3, select_epoch=False)
     shallow = tagger.get_params(deep=False)
     assert shallow == {"features": "ner", "order": 2, "learner": learner, "rare_threshold": 3,
-                       "select_epoch": False}
+                       "select_epoch": False, "latent_states": None, "latent_labels": None}
     deep = tagger.get_params()
     assert deep["learner__epochs"] == 4
     assert deep["learner__update"] == UPDATES["A-WM"]

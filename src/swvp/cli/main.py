@@ -119,6 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     lt.add_argument("--out", default="runs/latent")
     lt.set_defaults(func=_cmd_latent)
 
+    ltg = exp_sub.add_parser("latent-tagging", help="latent sub-states (K = 1..4) vs CSP on CoNLL-2000 chunking, "
+                                                    "CoNLL-2002 Spanish NER and EWT UPOS, exact and beam search")
+    ltg.add_argument("--datasets", default="chunking,ner,upos", help="comma-separated, of chunking,ner,upos")
+    ltg.add_argument("--ks", default="1,2,3,4", help="sub-states per label (default 1,2,3,4)")
+    ltg.add_argument("--seeds", type=int, default=3)
+    ltg.add_argument("--epochs", type=int, default=5)
+    ltg.add_argument("--searches", default="exact,beam", help="exact and/or beam (b = 4, max-violation)")
+    ltg.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
+    ltg.add_argument("--out", default="runs/latent_tagging")
+    ltg.add_argument("--jobs", type=int, default=1)
+    ltg.add_argument("--quiet", action="store_true")
+    ltg.set_defaults(func=_cmd_latent_tagging)
+
     pc = exp_sub.add_parser("pcfg", help="Collins' PCFG counter-example: ML PCFG vs weighted CFG, perceptron, "
                                          "boosting and SVM over GEN(x) (ALGORITHMS.md §4)")
     pc.add_argument("--out", default="runs/pcfg")
@@ -181,6 +194,12 @@ def _cmd_synthetic(args) -> int:
     print(synthetic.format_tables(report))
     print(f"\nwrote {args.out}/synthetic.json and {args.out}/synthetic.png")
     return 0
+
+
+def _cmd_latent_tagging(args) -> int:
+    from swvp.experiments import latent_tagging
+
+    return latent_tagging.run_from_args(args)
 
 
 def _cmd_latent(args) -> int:

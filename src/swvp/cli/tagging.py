@@ -29,6 +29,9 @@ def add_train_arguments(p) -> None:
     p.add_argument("--select", choices=["standard", "early", "max-violation", "latest", "hybrid", "laso"],
                    help="where inexact search updates (default: max-violation; exact search: standard)")
     p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--latent-states", type=int, metavar="K",
+                   help="split labels into K hidden sub-states (latent-variable perceptron, ALGORITHMS.md §7)")
+    p.add_argument("--latent-labels", help="comma-separated labels to split (default: every label)")
     p.add_argument("--no-average", action="store_true", help="keep the last iterate instead of the average")
     p.add_argument("--voted", action="store_true", help="also keep the voted perceptron (small data only)")
     p.add_argument("--seed", type=int, default=0)
@@ -64,7 +67,11 @@ def _fit(args, beta: float, show: bool):
     train, fmt = _load(args.train, args)
     dev = _load(args.dev, args)[0] if args.dev else None
     features = args.features or DEFAULT_TEMPLATES[fmt]
-    tagger = SequenceTagger(features=features, order=args.order, learner=_learner(args, beta))
+    latent_labels = getattr(args, "latent_labels", None)
+    tagger = SequenceTagger(features=features, order=args.order, learner=_learner(args, beta),
+                            latent_states=getattr(args, "latent_states", None),
+                            latent_labels=None if latent_labels is None else
+                            tuple(t.strip() for t in latent_labels.split(",") if t.strip()))
     tagger.info_ = {"format": fmt, "column": args.column}
     bar = None
     if show:

@@ -118,10 +118,13 @@ def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_sta
 
 
 def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
-    """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2)."""
+    """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2).
+
+    A latent chain (§7) tracks its reference with a gold beam B⁺ of reference-consistent prefixes: the trace's gold
+    score is w·Φ(B⁺_i[0]) and the update's reference prefix is B⁺_{i*}[0] (``ops.beam_gold``)."""
     zp = scratch[2]
     eps = upd.rule_params[F_EPS]
-    ok, y = ops.reference(st, ws, sc, s, zp, n)
+    ok, y = ops.beam_reference(st, ws, sc, s, zp, n)
     steps = ops.n_steps(st, n)
     trace = ops.beam_search(st, ss, sc, n, y, True, 0)
     search_stats[B_SEARCHES] += 1
@@ -132,6 +135,9 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
     stats[STAT_TOKENS_WRONG] += wrong
     if wrong > 0:
         stats[STAT_MISTAKES] += 1
+    if not ok:  # an unreachable reference (latent chain, ALGORITHMS.md §7): counted, skipped
+        stats[STAT_SKIPPED] += 1
+        return 0
     for i in range(steps):
         if not trace.gold_in_beam[i]:
             search_stats[B_GOLD_FELL] += 1
@@ -143,9 +149,10 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
             break
         m = i + 1
         ops.backtrack(st, ss, i, zp)
+        yg = ops.beam_gold(st, ss, y, i, scratch[4])  # g_{i*}: y's prefix, or a latent chain's B⁺_{i*}[0]
         V = trace.top_score[i] - trace.gold_score[i]
-        ops.begin_update(st, ws, s, y, zp, m)
-        margin = ops.margin(st, ws, sc, y, zp, m)  # w·ΔΦ(g_{i*}, t_{i*})
+        ops.begin_update(st, ws, s, yg, zp, m)
+        margin = ops.margin(st, ws, sc, yg, zp, m)  # w·ΔΦ(g_{i*}, t_{i*})
         stats[STAT_UPDATES] += 1
         if margin > eps:
             stats[STAT_INVALID] += 1
@@ -156,8 +163,8 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
         search_stats[B_POS_SUM] += m / steps
         if m == steps:
             search_stats[B_FULL] += 1
-        apply_update(st, ws, sc, upd, acc, cavg, s, y, zp, m, stats, scratch[0], scratch[1])
-        ops.end_update(st, ws, s, y, zp, m)
+        apply_update(st, ws, sc, upd, acc, cavg, s, yg, zp, m, stats, scratch[0], scratch[1])
+        ops.end_update(st, ws, s, yg, zp, m)
         made += 1
         if not search.laso or m == steps:
             break
@@ -180,10 +187,11 @@ def _predict_beam(st, ws, ss, sc, search, n, scratch):
 # ----------------------------------------------------------------------------------------------- epochs
 @njit(**NJIT)
 def _scratch(steps, jj_count):
-    """SWVP scratch (I, S, γ) and two prefix buffers for up to ``steps`` search steps, allocated once per epoch."""
+    """SWVP scratch (I, S, γ) and three prefix buffers for up to ``steps`` search steps (prediction, final output,
+    a latent chain's gold-beam prefix), allocated once per epoch."""
     width = max(steps + 1, jj_count)
     return (np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
-            np.zeros(steps + 1, INT))
+            np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
 
 
 @njit(**NJIT)

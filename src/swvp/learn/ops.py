@@ -43,6 +43,11 @@ by SWVP's per-example JJ strategies (:mod:`swvp.learn._swvp`). Positions are the
                                                             interact (so that margins add up over groups). Default:
                                                             maximal runs of consecutive wrong positions (found with
                                                             ``mix_set`` of single positions)
+``beam_reference(st, ws, sc, s, z, n) -> (ok, y)``          what beam search tracks (passed to ``beam_search``).
+                                                            Default: ``reference``. A latent chain: the reference
+                                                            labels, followed by its gold beam B⁺ (§7)
+``beam_gold(st, bs, y, i, out) -> y_i``                     the reference prefix of an update at step i. Default:
+                                                            ``y`` itself; a latent chain: B⁺_i[0] (into ``out``)
 ``mix_search(st, ws, sc, y, free, n_free, n, out) -> ok``   the best-scoring output under ``sc`` that agrees with y
                                                             at every position not in ``free[:n_free]`` (sorted),
                                                             written into ``out`` (y's layout); False when none was
@@ -158,6 +163,8 @@ backtrack = _stub("backtrack")
 
 jj_groups = _stub("jj_groups")
 mix_search = _stub("mix_search")
+beam_reference = _stub("beam_reference")
+beam_gold = _stub("beam_gold")
 
 
 def _default_jj_groups(st, ws, y, z, n, merge, ptr, pos):
@@ -188,5 +195,15 @@ def _default_mix_search(st, ws, sc, y, free, n_free, n, out):
     return False
 
 
+def _default_beam_reference(st, ws, sc, s, z, n):
+    return reference(st, ws, sc, s, z, n)
+
+
+def _default_beam_gold(st, bs, y, i, out):
+    return y
+
+
 _optional(jj_groups, _default_jj_groups)
+_optional(beam_reference, _default_beam_reference)
+_optional(beam_gold, _default_beam_gold)
 _optional(mix_search, _default_mix_search)

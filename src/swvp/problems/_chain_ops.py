@@ -28,6 +28,7 @@ from swvp.inference._kernels.viterbi2 import viterbi2
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import add_delta, fill_scores, fill_shared, n_histories, score_difference, shared_transitions
+from swvp.problems._latent_beam import gold_backtrack, gold_beam_space, latent_beam_search_into
 from swvp.problems._offsets import OFFSET_OPS
 
 #: A chain training set as kernels see it: features (CSR per token), sentence offsets, gold labels (empty when
@@ -46,8 +47,9 @@ ChainScores = namedtuple("ChainScores", ["E", "Tb", "Tb2", "Tc", "Tc2", "shared"
 ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "forced",
                                      "E_forced"])
 
-#: What beam search adds (allocated only for it): the width, the trace and the search's scratch.
-ChainBeam = namedtuple("ChainBeam", ["width", "trace", "work"])
+#: What beam search adds (allocated only for it): the width, the trace, the search's scratch and (rows only for a
+#: latent chain) the gold beam B⁺ of reference-consistent prefixes (:mod:`swvp.problems._latent_beam`).
+ChainBeam = namedtuple("ChainBeam", ["width", "trace", "work", "gold"])
 
 
 def workspace(st, jj_width):
@@ -67,7 +69,8 @@ def chain_workspace(maxlen, K, order, forced):
 
 def beam_space(st, beam_size):
     width = beam_width(st.K, st.order, beam_size)
-    return ChainBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width))
+    gold = gold_beam_space(st.K, st.order, st.maxlen, width) if st.forced else gold_beam_space(1, 1, 0, 1)
+    return ChainBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width), gold)
 
 
 def scores(st, ws, w, s, n):
@@ -143,10 +146,34 @@ def reference(st, ws, sc, s, z, n):
     for i in range(n):
         if st.label_n_states[st.gold[s0 + i]] == 0:
             return False, ws.forced[:n]
-    T = sc.Tb if sc.shared else sc.Tc
-    forced_viterbi(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta[:, 0, :],
-                   ws.bp[:, 0, :])
+    if st.order == 1:
+        T = sc.Tb if sc.shared else sc.Tc
+        forced_viterbi_sparse(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.forced, ws.delta[:, 0, :],
+                              ws.bp[:, 0, :], ws.bp[:, 1, :])
+    else:
+        T2 = sc.Tb2 if sc.shared else sc.Tc2
+        forced_viterbi2(sc.E, T2, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta, ws.bp)
     return True, ws.forced[:n]
+
+
+def beam_reference(st, ws, sc, s, z, n):
+    """What beam search tracks: the gold labels (a latent chain: the reference labels, which its gold beam B⁺
+    follows; False when a gold label no state carries — the example is skipped)."""
+    if not st.forced:
+        return ops.reference(st, ws, sc, s, z, n)
+    s0 = st.offsets[s]
+    for i in range(n):
+        if st.label_n_states[st.gold[s0 + i]] == 0:
+            return False, st.gold[s0:s0 + n]
+    return True, st.gold[s0:s0 + n]
+
+
+def beam_gold(st, bs, y, i, out):
+    """The reference prefix of an update at step i: the gold labels y, or a latent chain's B⁺_i[0] (into out)."""
+    if not st.forced:
+        return y
+    gold_backtrack(bs.gold, i, out)
+    return out[:i + 1]
 
 
 @njit(**NJIT)
@@ -158,6 +185,61 @@ def forced_viterbi(E, T, n, state_label, gold, E_forced, out, delta, bp):
         for h in range(state_label.shape[0]):
             E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
     viterbi1(E_forced, T, n, state_label.shape[0], out, delta, bp)
+
+
+@njit(**NJIT)
+def forced_viterbi_sparse(E, T, n, state_label, gold, out, delta, bp, states):
+    """:func:`forced_viterbi` visiting only the states of the gold labels: O(n (H + k²)) for k states per label
+    instead of O(n H²), the same output bit for bit (same sums, same smallest-id ties: the other states' −∞ scores
+    never win a comparison there). ``states`` (>= n, H) int scratch: the states allowed at each position."""
+    H = state_label.shape[0]
+    g = gold[0]
+    pc = 0
+    for h in range(H):
+        if state_label[h] == g:
+            states[0, pc] = h
+            pc += 1
+            delta[0, h] = E[0, h] + T[0, H, h]
+    for i in range(1, n):
+        g = gold[i]
+        c = 0
+        for h in range(H):
+            if state_label[h] != g:
+                continue
+            states[i, c] = h
+            c += 1
+            best = -np.inf
+            arg = 0
+            for q in range(pc):
+                p = states[i - 1, q]
+                v = delta[i - 1, p] + T[i, p, h]
+                if v > best:
+                    best = v
+                    arg = p
+            delta[i, h] = best + E[i, h]
+            bp[i, h] = arg
+        pc = c
+    best = -np.inf
+    arg = 0
+    for q in range(pc):
+        h = states[n - 1, q]
+        if delta[n - 1, h] > best:
+            best = delta[n - 1, h]
+            arg = h
+    out[n - 1] = arg
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = bp[i, out[i]]
+
+
+@njit(**NJIT)
+def forced_viterbi2(E, T2, n, state_label, gold, E_forced, out, delta, bp):
+    """Second-order forced decoding: :func:`forced_viterbi` over ``T2`` (n, H+1, H+1, H) with
+    :func:`~swvp.inference._kernels.viterbi2.viterbi2`; ``delta``/``bp`` (n, H+1, H)."""
+    for i in range(n):
+        g = gold[i]
+        for h in range(state_label.shape[0]):
+            E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
+    viterbi2(E_forced, T2, n, state_label.shape[0], out, delta, bp)
 
 
 def no_update_setup(st, ws, s, y, z, n):
@@ -385,9 +467,14 @@ def write_output(st, z, s, n, out):
 
 
 def beam_search(st, bs, sc, n, y, track_gold, start):
-    """Beam search with DP merging and gold tracking; returns the trace."""
+    """Beam search with DP merging and gold tracking; returns the trace. A latent chain tracks the reference labels
+    ``y`` with its gold beam B⁺ (:func:`~swvp.problems._latent_beam.latent_beam_search_into`; no LaSO restarts)."""
     T = sc.Tb if sc.shared else sc.Tc  # one view type for both layouts: a single compiled beam search
     T2 = sc.Tb2 if sc.shared else sc.Tc2
+    if st.forced and track_gold:
+        latent_beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, st.state_label, y, bs.trace, bs.work,
+                                bs.gold)
+        return bs.trace
     beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, y, track_gold, start, bs.trace, bs.work)
     return bs.trace
 
@@ -404,6 +491,7 @@ CHAIN_OPS = {
     ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta, ops.mix_reset: mix_reset,
     ops.write_output: write_output, ops.beam_space: beam_space, ops.beam_search: beam_search,
     ops.backtrack: backtrack, ops.jj_groups: jj_groups, ops.mix_search: mix_search,
+    ops.beam_reference: beam_reference, ops.beam_gold: beam_gold,
 }
 
 #: Operations that only read and write existing arrays and return scalars: compiled without reference counting

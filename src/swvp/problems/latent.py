@@ -2,7 +2,10 @@
 
 Zhao & Huang (tutorial, "latent-variable perceptron"): d̂ = argmax_{d ∈ D(x)} w·Φ(x, d); when the labels of d̂
 differ from y, forced decoding d* = argmax_{d ∈ D(x, y)} w·Φ(x, d) over the derivations whose labels are y, and
-the update moves from d̂ towards d*. Here a derivation is a sequence of latent states: the chain runs over H states,
+the update moves from d̂ towards d*. Inexact search: beam search over states beside a gold beam B⁺ of
+reference-consistent prefixes (forced decoding in the beam, :mod:`swvp.problems._latent_beam`), with early /
+max-violation / latest / hybrid selection over ``w·Φ(B_i[0]) − w·Φ(B⁺_i[0])`` (§7); LaSO is not offered. Here a
+derivation is a sequence of latent states: the chain runs over H states,
 state h carries the label ``state_label[h]``, and D(x, y) keeps at each position the states whose label is y_i
 (Viterbi with the other states' emission scores set to −∞). Forced decoding is the structure's *reference finder*;
 everything else (scores, Viterbi, ΔΦ, SWVP's mixed assignments over states) is the chain's, so Collins' update and
@@ -18,11 +21,11 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn.search import Exact
+from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
-from swvp.problems._chain_ops import ChainData, forced_viterbi  # noqa: F401 — forced decoding, re-exported
+from swvp.problems._chain_ops import ChainData, forced_viterbi, forced_viterbi2  # noqa: F401 — re-exported
 from swvp.problems.chain import ChainProblem, SequenceProblem, _max_len, checked_labels
 
 
@@ -30,12 +33,16 @@ class LatentSequenceProblem(ChainProblem):
     """Features over latent states, each state's label, and gold labels (None: decoding only).
 
     ``n_labels`` defaults to 1 + the largest label a state carries; a gold label that no state carries makes its
-    sentences unreachable: they are skipped in training (counted as ``skipped``) and always mispredicted.
+    sentences unreachable: they are skipped in training (counted as ``skipped``) and always mispredicted. A label
+    of -1 (a gold label unseen in training, in dev or test data) is allowed for scoring only.
+    ``order``: 1 or 2, the order of the chain over states (forced decoding is then first- or second-order Viterbi).
+    Searches: exact (default) or greedy/beam with any selector but LaSO.
     """
 
     def __init__(self, features: SequenceFeatures, state_label, labels: np.ndarray | None = None,
-                 n_labels: int | None = None):
+                 n_labels: int | None = None, order: int = 1):
         self.features = features
+        self.order = int(order)
         self.state_label = np.ascontiguousarray(state_label, dtype=INT)
         if self.state_label.ndim != 1 or self.state_label.size == 0 or self.state_label.min() < 0:
             raise ValueError("state_label must be a non-empty 1-d array of label ids >= 0")
@@ -43,8 +50,8 @@ class LatentSequenceProblem(ChainProblem):
         if self.state_label.max() >= self.n_labels:
             raise ValueError(f"a state carries label {int(self.state_label.max())} >= n_labels = {self.n_labels}")
         self.label_n_states = np.bincount(self.state_label, minlength=self.n_labels).astype(INT)
-        self.labels = checked_labels(labels, features.n_tokens, self.n_labels, allow_unknown=False)
-        self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_states, 1)
+        self.labels = checked_labels(labels, features.n_tokens, self.n_labels, allow_unknown=True)
+        self.layout = SequenceLayout(features.n_feats, features.n_tfeats, self.n_states, self.order)
 
     @property
     def n_states(self) -> int:
@@ -59,32 +66,40 @@ class LatentSequenceProblem(ChainProblem):
     def structure(self, for_training: bool = False) -> ChainData:
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
-        return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, 1, self.layout.toff,
+        return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, self.order, self.layout.toff,
                          _max_len(f.offsets), self.state_label, self.label_n_states, True)
 
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.labels is None:
             raise ValueError("a problem without labels cannot be trained on")
+        if self.labels.size and self.labels.min() < 0:
+            raise ValueError("cannot train on unknown (-1) labels")
         self.check_decoding(search)
         if voted:
             raise NotImplementedError("the voted perceptron is not available for latent problems")
 
     def check_decoding(self, search) -> None:
-        if not isinstance(search, Exact):
-            raise NotImplementedError("the latent-variable perceptron is implemented with exact search only")
+        if not isinstance(search, (Exact, Beam)):
+            raise NotImplementedError(f"search {search!r} is not available for latent problems")
+        if isinstance(search, Beam) and search.laso:
+            raise NotImplementedError("LaSO is not available for latent problems (beam search with the other "
+                                      "selectors is)")
 
-    def decode_states(self, w: np.ndarray) -> np.ndarray:
-        """The best latent state of every token (exact Viterbi over the states)."""
+    def decode_states(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
+        """The best latent state of every token: exact Viterbi over the states, or the top of ``search``'s beam."""
         if w.shape != (self.weight_size,):
             raise ValueError(f"weights must have shape ({self.weight_size},), got {w.shape}")
-        states = SequenceProblem(self.features, self.n_states, order=1)
+        if isinstance(search, Beam):
+            self.check_decoding(search)
+            return self.decode_flat(w, search)
+        states = SequenceProblem(self.features, self.n_states, order=self.order)
         return states.decode(np.ascontiguousarray(w, dtype=FLOAT))
 
-    def decode(self, w: np.ndarray, search: Exact | None = None) -> np.ndarray:
-        """Predicted labels: the projection of the best state sequence."""
+    def decode(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
+        """Predicted labels: the projection of the best state sequence (exact, or the beam of ``search``)."""
         if search is not None:
             self.check_decoding(search)
-        return self.state_label[self.decode_states(w)]
+        return self.state_label[self.decode_states(w, search)]
 
     def gold_output(self) -> np.ndarray | None:
         return self.labels

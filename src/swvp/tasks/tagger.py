@@ -2,6 +2,11 @@
 
 It ties the tagging feature templates (features/tagging.py), a chain of order 1 or 2 with exact Viterbi, and
 any learner of the core (CSP, SWVP, averaged, voted) into ``fit`` / ``predict`` / ``score`` / ``save`` / ``load``.
+
+With ``latent_states=K`` the chain runs over hidden sub-states instead of labels (Sun et al. 2009; ALGORITHMS.md §7):
+every label (or each label named in ``latent_labels``; the others keep one state) is split into K states, the same
+templates are conjoined with states, training is the latent-variable perceptron (forced decoding as the reference,
+exact or beam search) and prediction projects the best state sequence onto labels.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
 from swvp.problems.chain import SequenceProblem
+from swvp.problems.latent import LatentSequenceProblem
 from swvp.tasks.base import (
     Estimator,
     checked_labels,
@@ -57,17 +63,31 @@ class SequenceTagger(Estimator):
     learner : a :class:`~swvp.learn.perceptron.Perceptron`; default: averaged CSP, 10 epochs.
     rare_threshold : words seen fewer times in training are "rare" (spelling features).
     select_epoch : with dev data, keep the epoch with the best dev accuracy (else the last).
+    latent_states : None (default: the chain is over labels) or K >= 1: each label in ``latent_labels`` becomes K
+        hidden sub-states (states of one label are consecutive ids, label by label in sorted order). Training is
+        the latent-variable perceptron with the learner's search (exact, or greedy/beam with any selector but LaSO);
+        when some label has two or more states it starts from small random weights N(0, 0.01²) seeded with the
+        learner's ``random_state`` (at w = 0 the sub-states of a label tie and the first always wins), otherwise
+        from zero, so K = 1 is the label-chain tagger bit for bit. Not available with the voted perceptron,
+        parameter mixing, k-best or constrained prediction.
+    latent_labels : the labels split into sub-states (None: every label); labels absent from the training data are
+        an error.
     """
 
     MODEL_KIND = MODEL_KIND
+    #: scale of the latent tagger's initial weights (ALGORITHMS.md §7: small random weights break the symmetry)
+    LATENT_INIT_SCALE = 0.01
 
     def __init__(self, *, features: str = "pos", order: int = 1, learner: Perceptron | None = None,
-                 rare_threshold: int = 5, select_epoch: bool = True):
+                 rare_threshold: int = 5, select_epoch: bool = True, latent_states: int | None = None,
+                 latent_labels=None):
         self.features = features
         self.order = order
         self.learner = learner
         self.rare_threshold = rare_threshold
         self.select_epoch = select_epoch
+        self.latent_states = latent_states
+        self.latent_labels = latent_labels
 
     def _search(self):
         """The search used to decode: the one the model was trained with (a beam-trained model decodes with its
@@ -92,9 +112,16 @@ class SequenceTagger(Estimator):
             raise ValueError("fit needs at least one sentence")
         self.labels_ = sorted({t for s in labels for t in s})
         self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
+        self.state_label_ = self._state_map()
+        learner = self._learner()
+        if self.state_label_ is not None and (learner.voted or learner.mixing is not None):
+            raise ValueError("latent_states is not available with the voted perceptron or parameter mixing")
         self.extractor_ = TaggingFeatures(self.features, self.rare_threshold)
         feats = self.extractor_.fit_transform(words, extra)
-        problem = SequenceProblem(feats, len(self.labels_), self._encode(labels), order=self.order)
+        problem = self._make_problem(feats, self._encode(labels))
+        weights = None
+        if self.state_label_ is not None and len(self.state_label_) > len(self.labels_):
+            weights = problem.initial_weights(self.LATENT_INIT_SCALE, learner.random_state)
         dev_problem = None
         if dev is not None:
             dw, dl, dx = _as_xy(*(dev if isinstance(dev, tuple) else (dev, None)), None)
@@ -106,7 +133,8 @@ class SequenceTagger(Estimator):
                 self._finish(result)
                 on_epoch(stats, result)
 
-        result = self._learner().train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
+        result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress,
+                               weights=weights)
         self._finish(result)
         self.coef_  # noqa: B018 — materialise now, so the training state (w, u) can be freed
         return self
@@ -140,6 +168,35 @@ class SequenceTagger(Estimator):
         self._voted = result.voted
         self.search_ = learner.resolved()[0]
 
+    def _state_map(self) -> np.ndarray | None:
+        """Each latent state's label id (None: a chain over labels); see the ``latent_states`` parameter."""
+        K = self.latent_states
+        if K is None:
+            if self.latent_labels is not None:
+                raise ValueError("latent_labels needs latent_states")
+            return None
+        if isinstance(K, bool) or int(K) != K or K < 1:
+            raise ValueError(f"latent_states must be a positive integer, got {K!r}")
+        split = set(self.labels_)
+        if self.latent_labels is not None:
+            split = set(self.latent_labels)
+            unknown = sorted(split - set(self.labels_))
+            if unknown:
+                raise ValueError(f"latent_labels {unknown} are not labels of the training data")
+        counts = [int(K) if t in split else 1 for t in self.labels_]
+        return np.repeat(np.arange(len(self.labels_), dtype=INT), counts)
+
+    @property
+    def n_states_(self) -> int:
+        """States of the chain: the number of labels, or of latent sub-states."""
+        sl = getattr(self, "state_label_", None)
+        return len(self.labels_) if sl is None else int(sl.shape[0])
+
+    def _make_problem(self, feats, labels=None) -> SequenceProblem | LatentSequenceProblem:
+        if getattr(self, "state_label_", None) is None:
+            return SequenceProblem(feats, len(self.labels_), labels, order=self.order)
+        return LatentSequenceProblem(feats, self.state_label_, labels, n_labels=len(self.labels_), order=self.order)
+
     def _encode(self, labels, strict: bool = True) -> np.ndarray:
         """Label ids; with ``strict=False`` a label unseen in training becomes -1 (never predicted, so an error)."""
         flat = [t for s in labels for t in s]
@@ -155,9 +212,9 @@ class SequenceTagger(Estimator):
         words, labels, extra = _as_xy(X, y, extra)
         return self._problem(words, extra, None if labels is None else self._encode(labels, strict=False))
 
-    def _problem(self, words, extra, labels=None) -> SequenceProblem:
+    def _problem(self, words, extra, labels=None) -> SequenceProblem | LatentSequenceProblem:
         feats = self.extractor_.transform(words, extra)
-        return SequenceProblem(feats, len(self.labels_), labels, order=self.order)
+        return self._make_problem(feats, labels)
 
     # -- prediction ---------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
@@ -195,6 +252,8 @@ class SequenceTagger(Estimator):
         if voted or not isinstance(search, Exact):
             raise ValueError("k-best and constrained decoding are exact: not available with voted=True or a "
                              "beam-trained tagger")
+        if getattr(self, "state_label_", None) is not None:
+            raise ValueError("k-best and constrained decoding are not available for a latent tagger")
         kk = 1 if k is None else check_k(k)
         lengths = [len(s) for s in words]
         allowed = None if constraints is None else allowed_mask(constraints, lengths, self.label_index_)
@@ -248,13 +307,20 @@ class SequenceTagger(Estimator):
                 "settings": {"features": self.features, "rare_threshold": self.rare_threshold,
                              "best_epoch": self.best_epoch_, "search": search_params(self._search())},
                 "history": self.history_, "info": getattr(self, "info_", {})}
-        return meta, {"coef": self.coef_, **farrays}
+        arrays = {"coef": self.coef_, **farrays}
+        if getattr(self, "state_label_", None) is not None:  # the state → label map (ids into ``labels``)
+            meta["settings"]["latent"] = {"states": int(self.latent_states), "labels": (
+                None if self.latent_labels is None else sorted(self.latent_labels))}
+            arrays["state_label"] = self.state_label_
+        return meta, arrays
 
     @classmethod
     def _legacy_params(cls, meta: dict) -> dict:
         s = meta["settings"]
+        latent = s.get("latent") or {}
         return {"features": s["features"], "order": meta["order"], "rare_threshold": s["rare_threshold"],
-                "learner": learner_from_settings(s)}
+                "learner": learner_from_settings(s), "latent_states": latent.get("states"),
+                "latent_labels": latent.get("labels")}
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         s = meta["settings"]
@@ -264,6 +330,15 @@ class SequenceTagger(Estimator):
         self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
         self.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
         self.coef_ = checked_weights(arrays["coef"], "coef")
+        self.state_label_ = None
+        if "state_label" in arrays:
+            sl = arrays["state_label"]
+            if (sl.ndim != 1 or sl.dtype.kind not in "iu" or sl.size < len(self.labels_)
+                    or not np.array_equal(np.unique(sl), np.arange(len(self.labels_))) or np.any(np.diff(sl) < 0)):
+                raise ValueError("state_label must map states to every label id, in order")
+            self.state_label_ = np.ascontiguousarray(sl, dtype=INT)
+        elif self.latent_states is not None:
+            raise ValueError("latent_states in the parameters but no state_label array in the file")
         self.history_ = meta.get("history", [])
         self.best_epoch_ = s.get("best_epoch")
         self.info_ = meta.get("info", {})
@@ -272,7 +347,7 @@ class SequenceTagger(Estimator):
         self.search_ = search_from(s.get("search"))
         self.interrupted_ = False
         self._voted = None
-        layout = SequenceLayout(max(self.extractor_.n_feats, 1), 1, len(self.labels_), self.order)
+        layout = SequenceLayout(max(self.extractor_.n_feats, 1), 1, self.n_states_, self.order)
         if self.coef_.shape != (layout.size,):
             raise ValueError(f"weight vector has shape {self.coef_.shape}, expected ({layout.size},)")
 
