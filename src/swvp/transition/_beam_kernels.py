@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swvp._config import FLOAT, INT, NJIT
+from swvp._config import FLOAT, INT, NJIT, NJIT_NO_ALLOC
 from swvp.features._arc_kernels import hstart, hstep
 from swvp.features._transition_kernels import CTX, N_ATOM_CODES, add_rows, fill_rows, node_key, nodes_equal
 from swvp.inference._kernels.beam import close_step
@@ -75,7 +75,7 @@ def workspace(max_n, width, L, n_templates):
             np.empty((2, width), INT))
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _sig(S, G, k, attrs, words, tags, o, n):
     """Stack signature of state k: hash of its s0 node key and the signature of the stack below."""
     if S[k, F_DEPTH] == 0:
@@ -85,7 +85,7 @@ def _sig(S, G, k, attrs, words, tags, o, n):
     G[k] = hstep(hstep(hstart(7), nk), G[S[k, F_LEFT]])
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _equivalent(S, G, a, b, attrs, words, tags, o, n):
     """Whether states a and b agree on J and on every node attribute of their whole stacks."""
     if G[a] != G[b] or S[a, F_J] != S[b, F_J] or S[a, F_DEPTH] != S[b, F_DEPTH]:
@@ -98,7 +98,7 @@ def _equivalent(S, G, a, b, attrs, words, tags, o, n):
     return True
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def score_actions(w, sent, feats, S, k, ctx, vals, rows, acc):
     """``acc[a]`` = w·φ(state k, a) for every action a (valid or not)."""
     words, tags, o, n = sent
@@ -108,7 +108,7 @@ def score_actions(w, sent, feats, S, k, ctx, vals, rows, acc):
     add_rows(w, table, rows, nf, L, acc)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def label_blind(attrs):
     """Whether no node attribute is an arc label (then reduces differing only in their label are equivalent)."""
     for q in range(attrs.shape[0]):
@@ -118,7 +118,7 @@ def label_blind(attrs):
     return True
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _cand(cs, ci, heap, M, score, j, a):
     cs[M] = score
     ci[0, M] = j
@@ -127,12 +127,12 @@ def _cand(cs, ci, heap, M, score, j, a):
     return M + 1
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _before(cs, a, b):
     return cs[a] > cs[b] or (cs[a] == cs[b] and a < b)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _down(heap, c, h, cs):
     # max-heap: the best candidate at the root
     while True:

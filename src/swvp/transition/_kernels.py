@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swvp._config import INT, NJIT
+from swvp._config import INT, NJIT, NJIT_NO_ALLOC
 from swvp.features._transition_kernels import (
     N_H,
     N_L2,
@@ -49,13 +49,13 @@ F_NODE = 6
 NF = F_NODE + NODE
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def n_actions(L):
     """A = 1 + 2L actions for L labels."""
     return 1 + 2 * L
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def move_of(a, L):
     """SHIFT (0), LEFT (1) or RIGHT (2) of action ``a``."""
     if a == 0:
@@ -63,7 +63,7 @@ def move_of(a, L):
     return LEFT if a <= L else RIGHT
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def label_of(a, L):
     """Arc label of a reduce action (−1 for SHIFT)."""
     if a == 0:
@@ -79,7 +79,7 @@ def action_code(move, label, L):
     return 1 + label if move == LEFT else 1 + L + label
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _empty_node(S, k):
     b = F_NODE
     for q in range(NODE):
@@ -88,7 +88,7 @@ def _empty_node(S, k):
         S[k, b + N_LCL + q] = -1
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def init_state(S, k, gold):
     """Write the initial state (empty stack, J = 1) into row ``k``."""
     S[k, F_J] = 1
@@ -100,7 +100,7 @@ def init_state(S, k, gold):
     _empty_node(S, k)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def is_valid(S, k, a, n, L):
     """Whether action ``a`` is valid in state ``k`` of a sentence of ``n`` words."""
     if a == 0:
@@ -110,7 +110,7 @@ def is_valid(S, k, a, n, L):
     return S[k, F_DEPTH] >= 2
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def apply(S, src, dst, a, L):
     """Write the state reached from row ``src`` by (valid) action ``a`` into row ``dst``; sets PARENT/ACTION."""
     S[dst, F_PARENT] = src
@@ -149,7 +149,7 @@ def apply(S, src, dst, a, L):
         S[dst, b + N_RSET] |= INT(1) << (lab & 63)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def context(S, k, ctx):
     """Feature context of state ``k``: J and the nodes s0, s1, s2 (absent: empty nodes)."""
     ctx[0] = S[k, F_J]
