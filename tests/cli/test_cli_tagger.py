@@ -297,6 +297,34 @@ def test_training_options_reach_the_model(syn, capsys, tmp_path, options, label)
     assert rc == 0 and json.loads(out)["accuracy"] > (0.9 if settings["average"] else 0.85)
 
 
+def test_train_with_test_prints_what_evaluate_prints(syn, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    rc, out, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 3, "--quiet", "--model",
+                        model, "--test", syn.dev], capsys)
+    assert rc == 0, err
+    saved, _, scored = out.partition("\n")
+    assert saved.startswith(f"saved {model}:")
+    rc, evaluated, err = run(["evaluate", "--model", model, syn.dev], capsys)
+    assert rc == 0, err
+    assert scored == evaluated and "token accuracy:" in scored
+    # the same model as without --test
+    rc, _, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 3, "--quiet", "--model",
+                      tmp_path / "plain.npz"], capsys)
+    assert rc == 0, err
+    assert np.array_equal(load_model(model)[1]["coef"], load_model(tmp_path / "plain.npz")[1]["coef"])
+
+
+def test_train_with_test_stops_at_an_unknown_label(syn, capsys, tmp_path):
+    text = syn.dev.read_text(encoding="utf-8")
+    k = _word_line_number(text, 30)
+    bad = tmp_path / "gold.conllu"
+    bad.write_text(_edit_line(text, k, lambda s: _set_col(s, 3, "PROPN")), encoding="utf-8")
+    rc, out, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 2, "--quiet", "--model",
+                        tmp_path / "m.npz", "--test", bad], capsys)
+    assert rc == 2 and f"swvp: error: {bad}:{k}: unknown label 'PROPN'" in err
+    assert (tmp_path / "m.npz").is_file()  # the model was saved before scoring
+
+
 def test_synthetic_conllu_round_trip(syn, capsys, tmp_path):
     rc, out, err = run(["evaluate", "--model", syn.model, syn.dev, "--json"], capsys)
     assert rc == 0, err
