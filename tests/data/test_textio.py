@@ -143,3 +143,35 @@ def test_atomic_write_cleans_up_when_replace_fails(tmp_path, monkeypatch):
         atomic_write_text(path, "new")
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_gc_paused_restores_the_collector_state_even_on_errors():
+    import gc
+
+    from swvp.data.textio import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
+
+
+def test_readers_leave_the_collector_on_after_a_bad_file(tmp_path):
+    import gc
+
+    from swvp.data.conllu import parse_conllu
+    from swvp.exceptions import DataError
+
+    with pytest.raises(DataError):
+        parse_conllu("1\tw\n")
+    assert gc.isenabled()

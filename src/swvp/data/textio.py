@@ -17,6 +17,8 @@ Lines are split on ``\\n`` only (never ``str.splitlines``, which also breaks at 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import gzip
 import io
 import lzma
@@ -102,6 +104,23 @@ def decode_text(data: bytes, file: str) -> str:
 def read_text(path: PathLike) -> str:
     """The whole text of ``path`` (``.xz``, ``.gz`` or plain), validated as described in the module docstring."""
     return decode_text(read_bytes(path), os.fspath(path))
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """The cyclic garbage collector off for the block (and back on after, if it was on).
+
+    Parsing a corpus allocates hundreds of thousands of small lists that live on and form no cycle: the collector's
+    passes over them are pure cost (a quarter of reading EWT's training file, 0.2 s). Reference counting still
+    frees everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def split_lines(text: str) -> tuple[list[str], bool]:
