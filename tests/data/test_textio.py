@@ -175,3 +175,19 @@ def test_readers_leave_the_collector_on_after_a_bad_file(tmp_path):
     with pytest.raises(DataError):
         parse_conllu("1\tw\n")
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("ch", ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\x0e", "\x1f", "\x7f"])
+def test_control_characters_are_refused_at_their_line_and_column(ch):
+    from swvp.data.textio import decode_text
+
+    data = ("ok\tline\nx\u00e9\u4e2d" + ch + "y\n").encode("utf-8")
+    with pytest.raises(DataError, match=f"control character U\\+{ord(ch):04X} at column 4"):
+        decode_text(data, "f.txt")
+
+
+def test_tab_newline_and_non_ascii_are_not_control_characters():
+    from swvp.data.textio import decode_text
+
+    text = "a\tb\n\u0085\u00a0\u2028\u4e2d\U0001f600\n"
+    assert decode_text(text.encode("utf-8"), "f.txt") == text

@@ -35,6 +35,10 @@ PathLike = str | os.PathLike
 
 _BOM = "\ufeff"
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: every byte value but those of ``_CONTROL``'s characters: ``data.translate(None, _NOT_CONTROL)`` keeps only the
+#: control bytes. In UTF-8 these bytes never occur inside a multi-byte character, so the bytes hold one exactly where
+#: the text does (a C loop: 0.006 s on EWT's training file, where the regex search takes 0.065 s).
+_NOT_CONTROL = bytes(b for b in range(256) if not _CONTROL.match(chr(b)))
 
 
 def _suffix(path: PathLike) -> str:
@@ -91,7 +95,7 @@ def decode_text(data: bytes, file: str) -> str:
         if text.startswith("\r\n", cr):
             raise DataError(file, line, "CRLF line ending; convert with dos2unix")
         raise DataError(file, line, "carriage return (\\r) inside a line; lines must end with \\n only")
-    bad = _CONTROL.search(text)
+    bad = _CONTROL.search(text) if data.translate(None, _NOT_CONTROL) else None
     if bad is not None:
         at = bad.start()
         line = text.count("\n", 0, at) + 1
