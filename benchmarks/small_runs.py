@@ -146,13 +146,19 @@ def _accuracy(stdout: str) -> float:
     return float(line.split(":")[1].strip().rstrip("%")) / 100
 
 
-def systems(swvp: str, train: str, test: str, model: str, one_process: bool) -> dict:
-    """name → list of commands run one after the other (their times add up) and how to read the accuracy."""
+def systems(swvp: str, train: str, test: str, model: str, one_process: bool, env: dict,
+            baseline_src: str | None) -> dict:
+    """name → (commands run one after the other, their times added up; their environment)."""
     base = [swvp, "train", "tagger", "--train", train, "--model", model, "--quiet"]
-    out = {"swvp_2proc": [base, [swvp, "evaluate", "--model", model, test]],
-           "crfsuite": [[sys.executable, str(Path(__file__).resolve()), "--crfsuite-child", train, test]]}
+    out = {"swvp_2proc": ([base, [swvp, "evaluate", "--model", model, test]], env),
+           "crfsuite": ([[sys.executable, str(Path(__file__).resolve()), "--crfsuite-child", train, test]], env)}
     if one_process:
-        out["swvp_1proc"] = [base + ["--test", test]]
+        out["swvp_1proc"] = ([base + ["--test", test]], env)
+    if baseline_src:  # the same CLI from another source tree (e.g. main as it was), first on the path
+        benv = {**env, "PYTHONPATH": os.path.abspath(baseline_src)}
+        bmodel = model + ".baseline.npz"
+        out["baseline_swvp_2proc"] = ([[swvp, "train", "tagger", "--train", train, "--model", bmodel, "--quiet"],
+                                       [swvp, "evaluate", "--model", bmodel, test]], benv)
     return out
 
 
@@ -169,10 +175,18 @@ def run_once(cmds: list[list[str]], env: dict, is_crfsuite: bool) -> dict:
     return {"wall_s": wall, "cpu_s": cpu, "accuracy": _accuracy(stdout), "processes": parts}
 
 
-def summary(runs: list[dict]) -> dict:
-    walls, cpus = [r["wall_s"] for r in runs], [r["cpu_s"] for r in runs]
+def _stats(walls: list[float], cpus: list[float]) -> dict:
     return {"best_wall_s": min(walls), "median_wall_s": statistics.median(walls), "best_cpu_s": min(cpus),
-            "median_cpu_s": statistics.median(cpus), "accuracy": [r["accuracy"] for r in runs]}
+            "median_cpu_s": statistics.median(cpus)}
+
+
+def summary(runs: list[dict]) -> dict:
+    """Best and median of the whole run and of each of its processes (train, evaluate), wall and CPU."""
+    out = _stats([r["wall_s"] for r in runs], [r["cpu_s"] for r in runs])
+    out["processes"] = [_stats([r["processes"][k]["wall_s"] for r in runs], [r["processes"][k]["cpu_s"] for r in runs])
+                        for k in range(len(runs[0]["processes"]))]
+    out["accuracy"] = [r["accuracy"] for r in runs]
+    return out
 
 
 def main() -> None:
@@ -182,6 +196,8 @@ def main() -> None:
     ap.add_argument("--record", default=None, help="store under this name in results/small_runs.json")
     ap.add_argument("--out", default=str(HERE / "results" / "small_runs.json"))
     ap.add_argument("--note", default="", help="what the recorded code is (e.g. a commit)")
+    ap.add_argument("--baseline-src", help="also run the swvp CLI from this source folder (e.g. an export of main's "
+                                           "src/), interleaved with the others; its numba cache must be warm")
     args = ap.parse_args()
     if args.crfsuite_child:
         crfsuite_child(*args.crfsuite_child)
@@ -198,15 +214,15 @@ def main() -> None:
     help_text = subprocess.run([swvp, "train", "tagger", "--help"], capture_output=True, text=True).stdout
     one_process = "--test" in help_text
     with tempfile.TemporaryDirectory() as tmp:
-        table = systems(swvp, train, test, os.path.join(tmp, "model.npz"), one_process)
+        table = systems(swvp, train, test, os.path.join(tmp, "model.npz"), one_process, env, args.baseline_src)
         H.log(f"warm-up (kernel cache, file cache): {', '.join(table)}")
-        for name, cmds in table.items():
-            run_once(cmds, env, name == "crfsuite")
+        for name, (cmds, cenv) in table.items():
+            run_once(cmds, cenv, name == "crfsuite")
         load_start = _load()
         runs: dict[str, list[dict]] = {name: [] for name in table}
         for r in range(args.repeats):
-            for name, cmds in table.items():
-                res = run_once(cmds, env, name == "crfsuite")
+            for name, (cmds, cenv) in table.items():
+                res = run_once(cmds, cenv, name == "crfsuite")
                 res["load"] = _load()
                 runs[name].append(res)
                 H.log(f"round {r + 1}/{args.repeats} {name:11s} {res['wall_s']:6.2f} s wall {res['cpu_s']:6.2f} s CPU"
@@ -215,17 +231,22 @@ def main() -> None:
     summ = {name: summary(rs) for name, rs in runs.items()}
     ratios = {}
     for name in summ:
-        if name.startswith("swvp"):
+        if "swvp" in name:
             s, c = summ[name], summ["crfsuite"]
             ratios[f"crfsuite_over_{name}"] = {k: c[k] / s[k] for k in
                                                ("best_wall_s", "median_wall_s", "best_cpu_s", "median_cpu_s")}
     record = {**H.meta(("python-crfsuite",), repeats=args.repeats, note=args.note), "load_start": load_start,
-              "load_end": load_end, "commands": {k: [" ".join(c) for c in v] for k, v in table.items()},
+              "load_end": load_end, "commands": {k: [" ".join(c) for c in v[0]] for k, v in table.items()},
+              "baseline_src": args.baseline_src,
               "summary": summ, "ratios": ratios, "runs": runs}
-    print(f"{'system':12s} {'best wall':>9s} {'med wall':>9s} {'best CPU':>9s} {'med CPU':>9s}  accuracy")
+    print(f"{'system':20s} {'best wall':>9s} {'med wall':>9s} {'best CPU':>9s} {'med CPU':>9s}  accuracy")
     for name, s in summ.items():
-        print(f"{name:12s} {s['best_wall_s']:9.2f} {s['median_wall_s']:9.2f} {s['best_cpu_s']:9.2f} "
+        print(f"{name:20s} {s['best_wall_s']:9.2f} {s['median_wall_s']:9.2f} {s['best_cpu_s']:9.2f} "
               f"{s['median_cpu_s']:9.2f}  {' '.join(f'{100 * a:.2f}' for a in s['accuracy'])}")
+        if len(s["processes"]) > 1:
+            for what, ps in zip(("train", "evaluate"), s["processes"], strict=True):
+                print(f"  {what:18s} {ps['best_wall_s']:9.2f} {ps['median_wall_s']:9.2f} {ps['best_cpu_s']:9.2f} "
+                      f"{ps['median_cpu_s']:9.2f}")
     for name, r in ratios.items():
         print(f"{name}: best wall {r['best_wall_s']:.2f}x, median wall {r['median_wall_s']:.2f}x, "
               f"best CPU {r['best_cpu_s']:.2f}x, median CPU {r['median_cpu_s']:.2f}x")
