@@ -638,3 +638,16 @@ def test_console_script_help_and_exit_status(tmp_path):
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2
     assert done.stderr.strip() == f"swvp: error: {tmp_path / 'none.npz'}: no such model file"
+
+
+def test_only_the_console_script_freezes_the_heap_at_the_end(tmp_path, capsys):
+    import gc
+
+    frozen = gc.get_freeze_count()
+    rc, _, _ = run(["evaluate", "--model", tmp_path / "none.npz", tmp_path / "x.conllu"], capsys)
+    assert rc == 2 and gc.get_freeze_count() == frozen  # a library call (argv given) leaves the collector alone
+    code = ("import gc, sys; from swvp.cli.main import main; "
+            f"sys.argv = ['swvp', 'evaluate', '--model', {str(tmp_path / 'none.npz')!r}, 'x.conllu']; "
+            "rc = main(); print(rc, gc.get_freeze_count() > 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["2", "True"], done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from swvp.exceptions import SwvpError
@@ -342,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("swvp: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if argv is None:  # the console script: the process ends next
+            # Exempt everything alive from the collections the interpreter runs as it shuts down: after training
+            # on EWT they traversed the whole heap for 0.23 s of CPU (0.04 s frozen). Memory is freed all the same.
+            gc.freeze()
 
 
 if __name__ == "__main__":
