@@ -640,14 +640,18 @@ def test_console_script_help_and_exit_status(tmp_path):
     assert done.stderr.strip() == f"swvp: error: {tmp_path / 'none.npz'}: no such model file"
 
 
-def test_only_the_console_script_freezes_the_heap_at_the_end(tmp_path, capsys):
+def test_only_the_console_script_tunes_the_collector(tmp_path, capsys):
     import gc
 
-    frozen = gc.get_freeze_count()
+    from swvp.cli.main import CONSOLE_GC_THRESHOLDS
+
+    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
     rc, _, _ = run(["evaluate", "--model", tmp_path / "none.npz", tmp_path / "x.conllu"], capsys)
-    assert rc == 2 and gc.get_freeze_count() == frozen  # a library call (argv given) leaves the collector alone
+    # a library call (argv given) leaves the collector alone
+    assert rc == 2 and gc.get_freeze_count() == frozen and gc.get_threshold() == thresholds
+    assert thresholds != CONSOLE_GC_THRESHOLDS
     code = ("import gc, sys; from swvp.cli.main import main; "
             f"sys.argv = ['swvp', 'evaluate', '--model', {str(tmp_path / 'none.npz')!r}, 'x.conllu']; "
-            "rc = main(); print(rc, gc.get_freeze_count() > 0)")
+            "rc = main(); print(rc, gc.get_freeze_count() > 0, *gc.get_threshold())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.split() == ["2", "True"], done.stderr
+    assert done.stdout.split() == ["2", "True", *map(str, CONSOLE_GC_THRESHOLDS)], done.stderr
