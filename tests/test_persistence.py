@@ -411,3 +411,109 @@ def test_npz_written_to_memory_matches_file(tmp_path, model_file):
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         assert sorted(zf.namelist()) == sorted(f"{k}.npy" for k in read_members(model_file[0]))
+
+
+# ------------------------------------------------------------------------------------------------ sparse arrays (v2)
+
+
+def _mostly_zero(n: int = 5000) -> np.ndarray:
+    w = np.zeros(n)
+    w[[3, 17, 999, n - 1]] = [1.5, -0.0, np.nan, -2.25]  # -0.0 and NaN must come back bit for bit
+    return w
+
+
+def test_mostly_zero_arrays_are_stored_sparse_and_read_back_bit_identical(tmp_path):
+    w = _mostly_zero()
+    ints = np.zeros((40, 50), np.int32)
+    ints[7, 9] = -4
+    dense = np.arange(3000, dtype=np.float64)  # not sparse: stays as it is
+    save_model(tmp_path / "m.npz", "k", {"x": 1}, {"w": w, "ints": ints, "dense": dense, "small": np.zeros(3)})
+    members = read_members(tmp_path / "m.npz")
+    assert "w" not in members and members["__sparse_index__w"].tolist() == [3, 17, 999, 4999]
+    assert "ints" not in members and "dense" in members and "small" in members
+    meta, arrays = load_model(tmp_path / "m.npz", "k")
+    assert meta["x"] == 1 and meta["format_version"] == FORMAT_VERSION == 2 and "sparse_arrays" not in meta
+    assert sorted(arrays) == ["dense", "ints", "small", "w"]
+    assert arrays["w"].dtype == w.dtype and arrays["w"].view(np.uint64).tolist() == w.view(np.uint64).tolist()
+    assert arrays["ints"].dtype == np.int32 and np.array_equal(arrays["ints"], ints)
+    assert np.array_equal(arrays["dense"], dense)
+
+
+def test_archive_is_uncompressed(tmp_path):
+    save_model(tmp_path / "m.npz", "k", {}, {"w": _mostly_zero()})
+    with zipfile.ZipFile(tmp_path / "m.npz") as zf:
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+
+
+def test_a_large_tagger_round_trips_through_a_sparse_coef(tmp_path):
+    X = TRAIN[0]
+    Y = [[f"T{len(w) % 4}{w[-1]}" for w in s] for s in X]  # many labels: most (feature, label) weights stay 0
+    tagger = SequenceTagger(learner=Perceptron(epochs=3), rare_threshold=3).fit(X, Y)
+    assert tagger.coef_.size >= persistence._SPARSE_MIN_SIZE
+    tagger.save(tmp_path / "m.npz")
+    assert "__sparse_index__coef" in read_members(tmp_path / "m.npz")
+    loaded = SequenceTagger.load(tmp_path / "m.npz")
+    assert loaded.coef_.view(np.uint64).tolist() == tagger.coef_.view(np.uint64).tolist()
+    assert loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
+
+
+def _as_version_1(src, dst) -> None:
+    """Rewrite a model file the way format version 1 wrote it: dense arrays, ``np.savez_compressed``."""
+    meta, arrays = load_model(src)
+    meta["format_version"] = 1
+    np.savez_compressed(dst, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+
+
+def test_version_1_files_still_load(tmp_path):
+    tagger = fitted(features="pos")
+    tagger.save(tmp_path / "v2.npz")
+    _as_version_1(tmp_path / "v2.npz", tmp_path / "v1.npz")
+    assert "coef" in read_members(tmp_path / "v1.npz") and header(tmp_path / "v1.npz")["format_version"] == 1
+    loaded = SequenceTagger.load(tmp_path / "v1.npz")
+    assert np.array_equal(loaded.coef_, tagger.coef_) and loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
+    # a version-1 file is read as such: a stray ``sparse_arrays`` entry in its header means nothing
+    write_npz(tmp_path / "v1b.npz", with_header(read_members(tmp_path / "v1.npz"),
+                                                {**header(tmp_path / "v1.npz"), "sparse_arrays": {"coef": 1}}))
+    assert np.array_equal(SequenceTagger.load(tmp_path / "v1b.npz").coef_, tagger.coef_)
+
+
+def _sparse_file(tmp_path):
+    save_model(tmp_path / "good.npz", "k", {}, {"w": _mostly_zero()})
+    return read_members(tmp_path / "good.npz"), header(tmp_path / "good.npz")
+
+
+@pytest.mark.parametrize("damage", ["index_out_of_range", "index_not_increasing", "values_missing", "stray_member",
+                                    "dense_and_sparse", "wrong_dtype", "bad_shape", "spec_not_object",
+                                    "object_dtype", "length_mismatch"])
+def test_inconsistent_sparse_members_are_format_errors(tmp_path, damage):
+    members, meta = _sparse_file(tmp_path)
+    spec = meta["sparse_arrays"]["w"]
+    if damage == "index_out_of_range":
+        members["__sparse_index__w"] = members["__sparse_index__w"] + np.uint32(10)
+    elif damage == "index_not_increasing":
+        members["__sparse_index__w"] = members["__sparse_index__w"][::-1].copy()
+    elif damage == "values_missing":
+        del members["__sparse_values__w"]
+    elif damage == "stray_member":
+        members["__sparse_index__v"] = np.zeros(1, np.uint32)
+    elif damage == "dense_and_sparse":
+        members["w"] = np.zeros(5000)
+    elif damage == "wrong_dtype":
+        spec["dtype"] = "<f4"
+    elif damage == "bad_shape":
+        spec["shape"] = [-1]
+    elif damage == "spec_not_object":
+        meta["sparse_arrays"] = ["w"]
+    elif damage == "object_dtype":
+        spec["dtype"] = "|O"
+    else:
+        members["__sparse_values__w"] = members["__sparse_values__w"][:2].copy()
+    write_npz(tmp_path / "bad.npz", with_header(members, meta))
+    with pytest.raises(ModelFormatError):
+        load_model(tmp_path / "bad.npz")
+
+
+def test_sparse_member_names_are_reserved(tmp_path):
+    for name in ("__sparse_index__w", "__sparse_values__w"):
+        with pytest.raises(ValueError, match="reserved"):
+            save_model(tmp_path / "x.npz", "k", {}, {name: np.zeros(2)})

@@ -1,16 +1,33 @@
-"""swvp: structured perceptrons — Collins' perceptron, SWVP, violation-fixing updates — for tagging and parsing."""
+"""swvp: structured perceptrons — Collins' perceptron, SWVP, violation-fixing updates — for tagging and parsing.
+
+The public names are imported when first used (PEP 562 ``__getattr__``), so ``import swvp.cli.main`` or
+``import swvp.data.corpus`` does not load numba and every estimator: a command line run pays only for what its
+command needs.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from swvp._version import __version__
-from swvp.exceptions import DataError, ModelFormatError, NotFittedError
-from swvp.learn.mixing import ParameterMixing
-from swvp.learn.perceptron import Perceptron
-from swvp.learn.search import Beam, Exact, Greedy
-from swvp.learn.updates import Full, WeightedViolations
-from swvp.tasks.graph_parser import GraphDependencyParser
-from swvp.tasks.tagger import SequenceTagger
-from swvp.tasks.transition_parser import TransitionDependencyParser
+
+#: public name → the module that defines it
+_EXPORTS = {
+    "Beam": "swvp.learn.search",
+    "DataError": "swvp.exceptions",
+    "Exact": "swvp.learn.search",
+    "Full": "swvp.learn.updates",
+    "GraphDependencyParser": "swvp.tasks.graph_parser",
+    "Greedy": "swvp.learn.search",
+    "ModelFormatError": "swvp.exceptions",
+    "NotFittedError": "swvp.exceptions",
+    "ParameterMixing": "swvp.learn.mixing",
+    "Perceptron": "swvp.learn.perceptron",
+    "SequenceTagger": "swvp.tasks.tagger",
+    "TransitionDependencyParser": "swvp.tasks.transition_parser",
+    "WeightedViolations": "swvp.learn.updates",
+}
 
 __all__ = [
     "Beam",
@@ -28,3 +45,26 @@ __all__ = [
     "WeightedViolations",
     "__version__",
 ]
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from __getattr__
+    from swvp.exceptions import DataError, ModelFormatError, NotFittedError
+    from swvp.learn.mixing import ParameterMixing
+    from swvp.learn.perceptron import Perceptron
+    from swvp.learn.search import Beam, Exact, Greedy
+    from swvp.learn.updates import Full, WeightedViolations
+    from swvp.tasks.graph_parser import GraphDependencyParser
+    from swvp.tasks.tagger import SequenceTagger
+    from swvp.tasks.transition_parser import TransitionDependencyParser
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'swvp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -297,6 +297,34 @@ def test_training_options_reach_the_model(syn, capsys, tmp_path, options, label)
     assert rc == 0 and json.loads(out)["accuracy"] > (0.9 if settings["average"] else 0.85)
 
 
+def test_train_with_test_prints_what_evaluate_prints(syn, capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    rc, out, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 3, "--quiet", "--model",
+                        model, "--test", syn.dev], capsys)
+    assert rc == 0, err
+    saved, _, scored = out.partition("\n")
+    assert saved.startswith(f"saved {model}:")
+    rc, evaluated, err = run(["evaluate", "--model", model, syn.dev], capsys)
+    assert rc == 0, err
+    assert scored == evaluated and "token accuracy:" in scored
+    # the same model as without --test
+    rc, _, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 3, "--quiet", "--model",
+                      tmp_path / "plain.npz"], capsys)
+    assert rc == 0, err
+    assert np.array_equal(load_model(model)[1]["coef"], load_model(tmp_path / "plain.npz")[1]["coef"])
+
+
+def test_train_with_test_stops_at_an_unknown_label(syn, capsys, tmp_path):
+    text = syn.dev.read_text(encoding="utf-8")
+    k = _word_line_number(text, 30)
+    bad = tmp_path / "gold.conllu"
+    bad.write_text(_edit_line(text, k, lambda s: _set_col(s, 3, "PROPN")), encoding="utf-8")
+    rc, out, err = run(["train", "tagger", "--train", syn.dir / "train.conllu", "--epochs", 2, "--quiet", "--model",
+                        tmp_path / "m.npz", "--test", bad], capsys)
+    assert rc == 2 and f"swvp: error: {bad}:{k}: unknown label 'PROPN'" in err
+    assert (tmp_path / "m.npz").is_file()  # the model was saved before scoring
+
+
 def test_synthetic_conllu_round_trip(syn, capsys, tmp_path):
     rc, out, err = run(["evaluate", "--model", syn.model, syn.dev, "--json"], capsys)
     assert rc == 0, err
@@ -610,3 +638,20 @@ def test_console_script_help_and_exit_status(tmp_path):
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2
     assert done.stderr.strip() == f"swvp: error: {tmp_path / 'none.npz'}: no such model file"
+
+
+def test_only_the_console_script_tunes_the_collector(tmp_path, capsys):
+    import gc
+
+    from swvp.cli.main import CONSOLE_GC_THRESHOLDS
+
+    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    rc, _, _ = run(["evaluate", "--model", tmp_path / "none.npz", tmp_path / "x.conllu"], capsys)
+    # a library call (argv given) leaves the collector alone
+    assert rc == 2 and gc.get_freeze_count() == frozen and gc.get_threshold() == thresholds
+    assert thresholds != CONSOLE_GC_THRESHOLDS
+    code = ("import gc, sys; from swvp.cli.main import main; "
+            f"sys.argv = ['swvp', 'evaluate', '--model', {str(tmp_path / 'none.npz')!r}, 'x.conllu']; "
+            "rc = main(); print(rc, gc.get_freeze_count() > 0, *gc.get_threshold())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["2", "True", *map(str, CONSOLE_GC_THRESHOLDS)], done.stderr

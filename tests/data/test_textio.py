@@ -143,3 +143,51 @@ def test_atomic_write_cleans_up_when_replace_fails(tmp_path, monkeypatch):
         atomic_write_text(path, "new")
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_gc_paused_restores_the_collector_state_even_on_errors():
+    import gc
+
+    from swvp.data.textio import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
+
+
+def test_readers_leave_the_collector_on_after_a_bad_file(tmp_path):
+    import gc
+
+    from swvp.data.conllu import parse_conllu
+    from swvp.exceptions import DataError
+
+    with pytest.raises(DataError):
+        parse_conllu("1\tw\n")
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("ch", ["\x00", "\x01", "\x08", "\x0b", "\x0c", "\x0e", "\x1f", "\x7f"])
+def test_control_characters_are_refused_at_their_line_and_column(ch):
+    from swvp.data.textio import decode_text
+
+    data = ("ok\tline\nx\u00e9\u4e2d" + ch + "y\n").encode("utf-8")
+    with pytest.raises(DataError, match=f"control character U\\+{ord(ch):04X} at column 4"):
+        decode_text(data, "f.txt")
+
+
+def test_tab_newline_and_non_ascii_are_not_control_characters():
+    from swvp.data.textio import decode_text
+
+    text = "a\tb\n\u0085\u00a0\u2028\u4e2d\U0001f600\n"
+    assert decode_text(text.encode("utf-8"), "f.txt") == text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from swvp.exceptions import SwvpError
@@ -344,7 +345,15 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+#: The console script's collector thresholds (Python's default: 700, 10, 10). A command allocates millions of
+#: objects that live to its end and form few cycles (corpora, vocabularies, numba's type registries): with the
+#: defaults, the collector's passes over them took 0.33 s of CPU while training and scoring on EWT; 0.12 s now.
+CONSOLE_GC_THRESHOLDS = (100_000, 50, 100)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the console script: one command, then the process ends (library calls pass argv)
+        gc.set_threshold(*CONSOLE_GC_THRESHOLDS)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -361,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("swvp: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if argv is None:  # the console script: the process ends next
+            # Exempt everything alive from the collections the interpreter runs as it shuts down: after training
+            # on EWT they traversed the whole heap for 0.23 s of CPU (0.04 s frozen). Memory is freed all the same.
+            gc.freeze()
 
 
 if __name__ == "__main__":

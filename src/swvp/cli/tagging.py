@@ -17,6 +17,8 @@ DEFAULT_TEMPLATES = {"conllu": "pos", "ptb": "pos", "conll2000": "chunk", "conll
 def add_train_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training corpus")
     p.add_argument("--dev", help="development corpus (epoch and β selection)")
+    p.add_argument("--test", help="after saving, score the model on this gold file in the same process (prints what "
+                                  "'swvp evaluate --model MODEL TEST' prints)")
     p.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: guessed")
     p.add_argument("--column", choices=["upos", "xpos"], default="upos", help="CoNLL-U tag column")
     p.add_argument("--features", choices=["pos", "ratnaparkhi", "chunk", "ner"], help="templates (default by format)")
@@ -158,6 +160,11 @@ def cmd_train_tagger(args) -> int:
 
         learning_curves(tagger.history_, args.plot, title=os.path.basename(args.train))
         print(f"wrote {args.plot}")
+    if args.test:  # the tagger in memory is the one just saved (a save/load round trip is bit-identical)
+        from argparse import Namespace
+
+        return cmd_evaluate_tagger(tagger, Namespace(input=args.test, format=None, json=False,
+                                                     allow_unknown_labels=False))
     return 0
 
 
@@ -211,8 +218,9 @@ def cmd_predict_tagger(model, args) -> int:
 def cmd_evaluate_tagger(model, args) -> int:
     fmt, column = _tagger_input(model, args.input, args.format)
     corpus = load_tagged(args.input, fmt=fmt, column=column)
-    if not args.allow_unknown_labels:
-        _check_labels(model, args.input, fmt, column)
+    known = model.label_index_
+    if not args.allow_unknown_labels and any(t not in known for s in corpus.labels for t in s):
+        _check_labels(model, args.input, fmt, column)  # reads the file again, for the line of the first one
     scores = model.evaluate(corpus, source=args.input, allow_unknown_labels=args.allow_unknown_labels)
     if args.json:
         print(json.dumps(scores, indent=1))

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from swvp.data.textio import PathLike, atomic_write_text, join_lines, read_text, split_lines
+from swvp.data.textio import PathLike, atomic_write_text, gc_paused, join_lines, read_text, split_lines
 from swvp.exceptions import DataError
 
 __all__ = ["FORMATS", "ColumnCorpus", "ColumnSentence", "format_columns", "is_iob", "read_columns", "write_columns"]
@@ -82,6 +82,11 @@ def read_columns(path: PathLike, *, fmt: str = "conll2000") -> ColumnCorpus:
 
 def parse_columns(text: str, *, fmt: str = "conll2000", file: str | None = None) -> ColumnCorpus:
     """Parse column-format ``text``; ``file`` is the name errors report."""
+    with gc_paused():
+        return _parse_columns(text, fmt, file)
+
+
+def _parse_columns(text: str, fmt: str, file: str | None) -> ColumnCorpus:
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {FORMATS}, not {fmt!r}")
     if text == "":

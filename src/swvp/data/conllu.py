@@ -48,7 +48,7 @@ from conllu.parser import (
 )
 
 from swvp._config import INT
-from swvp.data.textio import PathLike, atomic_write_text, join_lines, read_text, split_lines
+from swvp.data.textio import PathLike, atomic_write_text, gc_paused, join_lines, read_text, split_lines
 from swvp.exceptions import DataError
 from swvp.structures.tree import tree_error
 
@@ -170,6 +170,11 @@ def read_conllu(path: PathLike, *, validate_trees: bool = False) -> ConlluCorpus
 
 def parse_conllu(text: str, *, file: str | None = None) -> ConlluCorpus:
     """Parse CoNLL-U ``text``; ``file`` is the name errors report."""
+    with gc_paused():
+        return _parse_conllu(text, file)
+
+
+def _parse_conllu(text: str, file: str | None) -> ConlluCorpus:
     if text == "":
         raise DataError(file, 1, "empty file")
     lines, final_newline = split_lines(text)
