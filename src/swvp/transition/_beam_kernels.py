@@ -33,7 +33,8 @@ signatures are confirmed by comparing the nodes.
 
 Gold tracking (§2.3): an item's flag is gold(parent) ∧ (action == gold action); a gold item merged into an
 equivalent better state or pruned has fallen off. ``gold_score[i]`` follows the gold derivation to the end with
-the same additions as an item's score (a surviving gold item's score equals it exactly).
+the same additions as an item's score (a surviving gold item's score equals it exactly); while the gold prefix is
+in the beam, its step scores are read from its item's (each state is scored once).
 
 LaSO (S1 §7): ``start_step = s > 0`` forces B_0..B_{s−1} to [g_i].
 """
@@ -172,35 +173,19 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
     gk = 0
     gs = 0.0
     for i in range(T):
-        if has_gold:
-            ga = gact[i]
-            score_actions(w, sent, feats, S, gk, ctx, vals, rows, acc)
-            gs = gs + acc[ga]
-            apply(S, gk, top, ga, L)
-            S[top, F_GOLD] = 1
-            P[top] = gs
-            if use_dp:
-                _sig(S, G, top, attrs, words, tags, o, n)
-            gk = top
-            top += 1
-            gold_score[i] = gs
-        else:
-            gold_score[i] = np.nan
         cur = beams[1 - pi]
-        if i < start:
-            cur[0] = gk
-            actions[i, 0] = gact[i]
-            parents[i, 0] = -1 if i == 0 else 0
-            scores[i, 0] = gs
-            is_gold[i, 0] = True
-            size = 1
-        else:
+        gfound = False  # the gold prefix's state is in B_{i-1}: its scores are computed there
+        gacc = 0.0
+        M = 0
+        if i >= start:
             prev = beams[pi]
             A = n_actions(L)
-            M = 0
             for j in range(psize):
                 k = prev[j]
                 score_actions(w, sent, feats, S, k, ctx, vals, rows, acc)
+                if has_gold and S[k, F_GOLD] == 1:
+                    gfound = True
+                    gacc = acc[gact[i]]
                 pk = P[k]
                 if blind:
                     # Labelled variants of one reduce are equivalent states: only the best (first) can be kept.
@@ -217,6 +202,31 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
                     for a in range(A):
                         if is_valid(S, k, a, n, L):
                             M = _cand(cs, ci, heap, M, pk + acc[a], j, a)
+        if has_gold:
+            ga = gact[i]
+            if not gfound:
+                score_actions(w, sent, feats, S, gk, ctx, vals, rows, acc)
+                gacc = acc[ga]
+            gs = gs + gacc
+            apply(S, gk, top, ga, L)
+            S[top, F_GOLD] = 1
+            P[top] = gs
+            if use_dp:
+                _sig(S, G, top, attrs, words, tags, o, n)
+            gk = top
+            top += 1
+            gold_score[i] = gs
+        else:
+            gold_score[i] = np.nan
+        if i < start:
+            cur[0] = gk
+            actions[i, 0] = gact[i]
+            parents[i, 0] = -1 if i == 0 else 0
+            scores[i, 0] = gs
+            is_gold[i, 0] = True
+            size = 1
+        else:
+            prev = beams[pi]
             for c in range(M // 2 - 1, -1, -1):
                 _down(heap, c, M, cs)
             h = M
