@@ -34,12 +34,11 @@ from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
 from swvp.inference._kernels.beam import (
-    _before,
     _sift_down,
-    _sift_up,
     beam_search_into,
     beam_width,
     close_step,
+    keep_best,
     n_state_keys,
     new_trace,
 )
@@ -124,17 +123,8 @@ def latent_beam_search_into(E, T1, T2, order, n, K, width, state_label, glab, tr
                     ws_f[key] = s
                     ws_i[0, key] = j
                     ws_i[1, key] = pkey
-        h = 0
-        for m in range(M):
-            key = cand[m]
-            if h < width:
-                heap[h] = key
-                _sift_up(heap, h, ws_f)
-                h += 1
-            elif _before(key, heap[0], ws_f):
-                heap[0] = key
-                _sift_down(heap, width, ws_f)
-        size = h
+        size = keep_best(cand, M, width, heap, ws_f)
+        h = size
         for r in range(size - 1, -1, -1):
             key = heap[0]
             h -= 1

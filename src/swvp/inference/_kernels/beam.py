@@ -125,6 +125,23 @@ def _sift_down(heap, h, ws_f):
 
 
 @njit(**NJIT)
+def keep_best(keys, M, width, heap, ws_f):
+    """The best ``width`` of the candidate state keys ``keys[:M]`` (scores ``ws_f[key]``, ties by ``_before``)
+    into ``heap``, the worst kept state at the root; returns how many were kept."""
+    h = 0
+    for m in range(M):
+        key = keys[m]
+        if h < width:
+            heap[h] = key
+            _sift_up(heap, h, ws_f)
+            h += 1
+        elif _before(key, heap[0], ws_f):
+            heap[0] = key
+            _sift_down(heap, width, ws_f)
+    return h
+
+
+@njit(**NJIT)
 def close_step(labels, parents, scores, is_gold, top_score, top_is_gold, gold_in_beam, i, size, width):
     """Finish row i of a trace holding ``size`` items: pad the rest (label −1, parent −1, −inf, not gold) and set
     the step's top score, whether the top item is gold and whether gold is in the beam."""
@@ -221,18 +238,8 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                         ws_i[0, key] = j
                         ws_i[1, key] = pkey
                         ws_i[2, key] = 1 if (pg and y == gold[i]) else 0
-            # Keep the best `width` states (heap with the worst kept state at the root).
-            h = 0
-            for m in range(M):
-                key = ws_tmp[m]
-                if h < width:
-                    heap[h] = key
-                    _sift_up(heap, h, ws_f)
-                    h += 1
-                elif _before(key, heap[0], ws_f):
-                    heap[0] = key
-                    _sift_down(heap, width, ws_f)
-            size = h
+            size = keep_best(ws_tmp, M, width, heap, ws_f)
+            h = size
             # Pop the worst first into the last slot: B_i ends up sorted best-first.
             for r in range(size - 1, -1, -1):
                 key = heap[0]
