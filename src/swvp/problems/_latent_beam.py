@@ -34,13 +34,14 @@ from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
 from swvp.inference._kernels.beam import (
-    _sift_down,
     beam_search_into,
     beam_width,
     close_step,
     keep_best,
     n_state_keys,
     new_trace,
+    offer,
+    sort_best_first,
 )
 
 #: The gold beam's buffers: its trace (labels, parents, scores; ``is_gold`` = the item's key is held in B_i),
@@ -113,23 +114,11 @@ def latent_beam_search_into(E, T1, T2, order, n, K, width, state_label, glab, tr
                 else:
                     s = ps + E[i, y] + T2[i, pp, p, y]
                     key = y * (K + 1) + p
-                if ws_i[0, key] == -2:
-                    cand[M] = key
-                    M += 1
-                    take = True
-                else:
-                    take = s > ws_f[key] or (s == ws_f[key] and pkey < ws_i[1, key])
-                if take:
-                    ws_f[key] = s
-                    ws_i[0, key] = j
-                    ws_i[1, key] = pkey
+                M, _ = offer(cand, M, key, s, j, pkey, ws_f, ws_i)
         size = keep_best(cand, M, width, heap, ws_f)
-        h = size
-        for r in range(size - 1, -1, -1):
-            key = heap[0]
-            h -= 1
-            heap[0] = heap[h]
-            _sift_down(heap, h, ws_f)
+        sort_best_first(heap, size, ws_f)  # B⁺_i best first
+        for r in range(size):
+            key = heap[r]
             glabels[i, r] = key if order == 1 else key // (K + 1)
             gparents[i, r] = ws_i[0, key] if i > 0 else -1
             gscores[i, r] = ws_f[key]

@@ -13,7 +13,8 @@ here wrap them for single calls and tests. Training (the prefix updates ΔΦ) ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -47,7 +48,6 @@ class TransitionModel:
     bits: int
     n_labels: int
     move_bits: int = 22
-    table: np.ndarray = field(default=None, repr=False)
 
     @classmethod
     def create(cls, templates: str | TemplateSet = "huang-sagae", *, bits: int = 18, n_labels: int = 1,
@@ -58,8 +58,12 @@ class TransitionModel:
         if int(n_labels) < 1:
             raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
         ts = template_set(templates) if isinstance(templates, str) else templates
-        table = ts.kernel_table(int(bits), int(move_bits), int(n_labels))
-        return cls(ts, int(bits), int(n_labels), int(move_bits), table)
+        return cls(ts, int(bits), int(n_labels), int(move_bits))
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """The kernels' template table (conjunction, weight-region base and row mask per template)."""
+        return self.templates.kernel_table(self.bits, self.move_bits, self.n_labels)
 
     @property
     def n_actions(self) -> int:

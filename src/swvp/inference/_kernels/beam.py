@@ -125,6 +125,34 @@ def _sift_down(heap, h, ws_f):
 
 
 @njit(**NJIT)
+def offer(cand, M, key, s, j, pkey, ws_f, ws_i):
+    """Candidate state ``key`` with prefix score s from item j of the previous beam (its state key ``pkey``): a new
+    key joins ``cand[:M]``; an existing one keeps the better (score, then smaller ``pkey``). Returns (M, taken)."""
+    if ws_i[0, key] == -2:
+        cand[M] = key
+        M += 1
+        take = True
+    else:
+        take = s > ws_f[key] or (s == ws_f[key] and pkey < ws_i[1, key])
+    if take:
+        ws_f[key] = s
+        ws_i[0, key] = j
+        ws_i[1, key] = pkey
+    return M, take
+
+
+@njit(**NJIT)
+def sort_best_first(heap, size, ws_f):
+    """Heap-sort the ``size`` kept keys in place (worst at the root): the worst goes to the last slot, and so on,
+    so that ``heap[:size]`` ends best first."""
+    for h in range(size - 1, 0, -1):
+        key = heap[0]
+        heap[0] = heap[h]
+        heap[h] = key
+        _sift_down(heap, h, ws_f)
+
+
+@njit(**NJIT)
 def keep_best(keys, M, width, heap, ws_f):
     """The best ``width`` of the candidate state keys ``keys[:M]`` (scores ``ws_f[key]``, ties by ``_before``)
     into ``heap``, the worst kept state at the root; returns how many were kept."""
@@ -227,25 +255,13 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                     else:
                         s = ps + E[i, y] + T2[i, pp, p, y]
                         key = y * (K + 1) + p
-                    if ws_i[0, key] == -2:
-                        ws_tmp[M] = key
-                        M += 1
-                        take = True
-                    else:
-                        take = s > ws_f[key] or (s == ws_f[key] and pkey < ws_i[1, key])
+                    M, take = offer(ws_tmp, M, key, s, j, pkey, ws_f, ws_i)
                     if take:
-                        ws_f[key] = s
-                        ws_i[0, key] = j
-                        ws_i[1, key] = pkey
                         ws_i[2, key] = 1 if (pg and y == gold[i]) else 0
             size = keep_best(ws_tmp, M, width, heap, ws_f)
-            h = size
-            # Pop the worst first into the last slot: B_i ends up sorted best-first.
-            for r in range(size - 1, -1, -1):
-                key = heap[0]
-                h -= 1
-                heap[0] = heap[h]
-                _sift_down(heap, h, ws_f)
+            sort_best_first(heap, size, ws_f)  # B_i best first
+            for r in range(size):
+                key = heap[r]
                 labels[i, r] = key if order == 1 else key // (K + 1)
                 parents[i, r] = ws_i[0, key] if i > 0 else -1
                 scores[i, r] = ws_f[key]
