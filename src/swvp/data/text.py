@@ -1,0 +1,248 @@
+"""Documents: what the raw-text pipeline reads, fills and writes (sentences of surface tokens of syntactic words).
+
+A :class:`Document` is a list of :class:`Sentence` objects; a sentence is a list of surface :class:`Token` objects
+(what the text shows, with whether a space follows); a token holds one syntactic :class:`Word`, or several for a
+multiword token (English "don't" = "do" + "n't", Greek "στο" = "σ" + "το"). Words carry the CoNLL-U columns the
+pipeline fills (LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL).
+
+:func:`document_from_conllu` turns a read CoNLL-U corpus into a document (its tokens, multiword ranges,
+``SpaceAfter=No``, ``# text``, ``# newpar`` and ``# newdoc``); :meth:`Document.to_conllu` writes one out: ``# newdoc``,
+``# newpar``, ``# sent_id``, ``# text``, multiword ranges, ``SpaceAfter=No`` and every column. The ``# text`` line
+written is the tokens' forms joined as ``SpaceAfter`` says (the CoNLL-U rule the validator checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from swvp.data.conllu import ConlluCorpus, ConlluSentence
+
+__all__ = ["Document", "Sentence", "Token", "Word", "document_from_conllu", "misc_items", "raw_text_of_conllu"]
+
+_MISSING = "_"
+SPACE_AFTER_NO = "SpaceAfter=No"
+
+
+def misc_items(misc: str) -> list[str]:
+    """The ``|``-separated items of a MISC value (none for ``_``)."""
+    return [] if misc in ("", _MISSING) else misc.split("|")
+
+
+def _join_misc(items: list[str]) -> str:
+    return "|".join(items) if items else _MISSING
+
+
+@dataclass(slots=True, eq=False)
+class Word:
+    """One syntactic word and its columns; ``head`` is -1 where not parsed (written ``_``), 0 for the root."""
+
+    form: str
+    lemma: str = _MISSING
+    upos: str = _MISSING
+    xpos: str = _MISSING
+    feats: str = _MISSING
+    head: int = -1
+    deprel: str = _MISSING
+    misc: str = _MISSING
+
+
+@dataclass(slots=True, eq=False)
+class Token:
+    """One surface token: its form as in the text, its words (one, or several for a multiword token), whether a
+    space follows it in the text, and its other MISC items (``SpaceAfter`` is written from ``space_after``)."""
+
+    form: str
+    words: list[Word]
+    space_after: bool = True
+    misc: str = _MISSING
+
+    @property
+    def is_multiword(self) -> bool:
+        return len(self.words) > 1
+
+
+@dataclass(slots=True, eq=False)
+class Sentence:
+    """A sentence: its tokens, its id (None: numbered when written), the ``# newdoc`` / ``# newpar`` marks (False,
+    True, or the id written after them) and other comment lines kept verbatim (``# key = value`` lines other than
+    ``sent_id``, ``text``, ``newdoc`` and ``newpar``)."""
+
+    tokens: list[Token]
+    sent_id: str | None = None
+    newdoc: bool | str = False
+    newpar: bool | str = False
+    comments: list[str] = field(default_factory=list)
+
+    @property
+    def words(self) -> list[Word]:
+        return [w for t in self.tokens for w in t.words]
+
+    @property
+    def text(self) -> str:
+        """The sentence's text: token forms, a space after each that has one (none after the last)."""
+        parts = []
+        last = len(self.tokens) - 1
+        for i, t in enumerate(self.tokens):
+            parts.append(t.form)
+            if t.space_after and i < last:
+                parts.append(" ")
+        return "".join(parts)
+
+
+@dataclass(eq=False)
+class Document:
+    """Sentences of tokens of words, as the pipeline reads and writes them."""
+
+    sentences: list[Sentence] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __iter__(self) -> Iterator[Sentence]:
+        return iter(self.sentences)
+
+    @property
+    def words(self) -> list[Word]:
+        return [w for s in self.sentences for w in s.words]
+
+    @property
+    def n_words(self) -> int:
+        return sum(len(t.words) for s in self.sentences for t in s.tokens)
+
+    def to_conllu(self) -> str:
+        """The document as CoNLL-U text (every sentence followed by an empty line)."""
+        out: list[str] = []
+        for i, sent in enumerate(self.sentences):
+            out.extend(_sentence_lines(sent, i + 1))
+            out.append("")
+        return "\n".join(out) + ("\n" if out else "")
+
+    def __str__(self) -> str:
+        return self.to_conllu()
+
+
+def _mark(name: str, value: bool | str) -> str:
+    return f"# {name}" if value is True else f"# {name} id = {value}"
+
+
+def _column(value: str) -> str:
+    if not value or "\t" in value or "\n" in value:
+        raise ValueError(f"{value!r} cannot be written to a CoNLL-U column")
+    return value
+
+
+def _token_misc(t: Token) -> list[str]:
+    """The token's MISC items with ``SpaceAfter=No`` where no space follows (in the place it had, else last)."""
+    items = misc_items(t.misc)
+    at = next((i for i, m in enumerate(items) if m.startswith("SpaceAfter=")), None)
+    if at is not None:
+        del items[at]
+    if not t.space_after:
+        items.insert(len(items) if at is None else at, SPACE_AFTER_NO)
+    return items
+
+
+def _sentence_lines(sent: Sentence, number: int) -> list[str]:
+    lines = []
+    if sent.newdoc:
+        lines.append(_mark("newdoc", sent.newdoc))
+    if sent.newpar:
+        lines.append(_mark("newpar", sent.newpar))
+    lines.append(f"# sent_id = {sent.sent_id if sent.sent_id is not None else number}")
+    lines.append(f"# text = {sent.text}")
+    lines.extend(sent.comments)
+    n = 0
+    for t in sent.tokens:
+        if not t.words:
+            raise ValueError(f"token {t.form!r} has no word")
+        misc = _token_misc(t)
+        if t.is_multiword:
+            lines.append(f"{n + 1}-{n + len(t.words)}\t{_column(t.form)}\t_\t_\t_\t_\t_\t_\t_\t{_join_misc(misc)}")
+        for w in t.words:
+            n += 1
+            wmisc = misc_items(w.misc) if t.is_multiword else [*misc_items(w.misc), *misc]
+            head = _MISSING if w.head < 0 else str(w.head)
+            lines.append("\t".join((str(n), _column(w.form), _column(w.lemma), _column(w.upos), _column(w.xpos),
+                                    _column(w.feats), head, _column(w.deprel), _MISSING,
+                                    _join_misc(list(dict.fromkeys(wmisc))))))
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------ from CoNLL-U
+
+
+def document_from_conllu(corpus: ConlluCorpus) -> Document:
+    """The sentences, tokens (multiword ranges included), words and columns of a read CoNLL-U corpus.
+
+    ``SpaceAfter=No`` in a token's MISC (the range line's for a multiword token) sets ``space_after``; ``# newdoc``,
+    ``# newpar`` and ``# sent_id`` are kept, other ``#`` lines but ``# text`` go to ``comments``; empty nodes (the
+    enhanced layer) and DEPS are dropped.
+    """
+    return Document([_sentence(s) for s in corpus.sentences])
+
+
+def _sentence(s: ConlluSentence) -> Sentence:
+    sent = Sentence([])
+    for line in s.lines:
+        if line.startswith("#"):
+            key, _, value = line[1:].strip().partition("=")
+            key, value = key.strip(), value.strip()
+            if key == "sent_id":
+                sent.sent_id = value
+            elif key == "text":
+                pass
+            elif key.split(" ")[0] in ("newdoc", "newpar"):
+                name = key.split(" ")[0]
+                setattr(sent, name, value if key.endswith(" id") and value else True)
+            else:
+                sent.comments.append(line)
+    range_end = 0
+    current: Token | None = None
+    for line in s.lines:
+        if line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        tid = cols[0]
+        if "." in tid:
+            continue
+        if "-" in tid:
+            a, b = tid.split("-")
+            range_end = int(b)
+            current = Token(cols[1], [], SPACE_AFTER_NO not in misc_items(cols[9]), cols[9])
+            sent.tokens.append(current)
+            continue
+        head = -1 if cols[6] == _MISSING else int(cols[6])
+        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9])
+        if current is not None and int(tid) <= range_end:
+            current.words.append(word)
+            continue
+        current = None
+        misc = cols[9]
+        word.misc = _MISSING
+        sent.tokens.append(Token(cols[1], [word], SPACE_AFTER_NO not in misc_items(misc), misc))
+    return sent
+
+
+def raw_text_of_conllu(corpus: ConlluCorpus) -> str:
+    """The raw text of a treebank as a user would have it (how the CoNLL 2018 task is run from raw text): each
+    sentence's ``# text`` (rebuilt from the forms and ``SpaceAfter=No`` where a sentence has none), sentences joined
+    by a space, paragraphs and documents (``# newpar`` / ``# newdoc``) by an empty line; a final newline."""
+    doc = document_from_conllu(corpus)
+    paragraphs: list[list[str]] = []
+    for cs, sent in zip(corpus.sentences, doc.sentences):
+        text = next((v for k, v in _comment_pairs(cs) if k == "text"), None)
+        if text is None:
+            text = sent.text
+        if not paragraphs or sent.newdoc or sent.newpar:
+            paragraphs.append([])
+        paragraphs[-1].append(text)
+    return "\n\n".join(" ".join(p) for p in paragraphs) + ("\n" if paragraphs else "")
+
+
+def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
+    for line in s.lines:
+        if line.startswith("#"):
+            key, sep, value = line[1:].partition("=")
+            if sep:
+                yield key.strip(), value.strip()
