@@ -44,3 +44,37 @@ class SequenceLayout:
         K = self.n_labels
         h = prev if self.order == 1 else (K if prev2 is None else prev2) * (K + 1) + prev
         return self.toff + (g * self.n_histories + h) * K + y
+
+
+@dataclass(frozen=True)
+class CandidateLayout:
+    """Weight layout of a first-order chain over per-token candidate labels (large label sets: joint morphological
+    tags, lemma edit classes).
+
+    Emission feature f conjoined with label atom a (a label is a set of atoms: the whole tag and its parts, e.g.
+    ``UPOS=NOUN``, ``Case=Gen``) is hashed into ``2**bits`` cells: ``w[slot(f, a)]``; then the dense label
+    transitions ``w[toff + p*L + y]`` (p = L for START) and the transitions between label classes (e.g. UPOS)
+    ``w[coff + q*C + r]`` (q = C for START).
+    """
+
+    bits: int
+    n_labels: int
+    n_classes: int = 1
+
+    def __post_init__(self):
+        if not 1 <= self.bits <= 40:
+            raise ValueError(f"hash bits must be in 1..40, got {self.bits!r}")
+        if self.n_labels < 1 or self.n_classes < 1:
+            raise ValueError("a candidate chain needs at least one label and one label class")
+
+    @property
+    def toff(self) -> int:
+        return 1 << self.bits
+
+    @property
+    def coff(self) -> int:
+        return self.toff + (self.n_labels + 1) * self.n_labels
+
+    @property
+    def size(self) -> int:
+        return self.coff + (self.n_classes + 1) * self.n_classes
