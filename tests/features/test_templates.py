@@ -107,6 +107,28 @@ SPEC = {
     + [("l-1|l", lambda i: [("lower", lower(i - 1)), ("lower", lower(i))]),
        ("l|l+1", lambda i: [("lower", lower(i)), ("lower", lower(i + 1))])]
     + [(f"p{d:+d}" if d else "p", lambda i, d=d: [("pos", tag(i + d))]) for d in (-1, 0, 1)],
+    "morph": [BIAS, ("w", lambda i: [("word", word(i))]), ("l", lambda i: [("lower", lower(i))]),
+              ("s", lambda i: [("shape", shape(i))])]
+    + [(f"suf{k}", lambda i, k=k: [(f"suf{k}", suf(k, i))]) for k in range(1, 7)]
+    + [(f"pre{k}", lambda i, k=k: [(f"pre{k}", pre(k, i))]) for k in range(1, 5)]
+    + [(f, lambda i, f=f: when(has(i, f), 1)) for f in ("digit", "upper", "hyphen", "title")]
+    + [(f"l{d:+d}", lambda i, d=d: [("lower", lower(i + d))]) for d in (-2, -1, 1, 2)]
+    + [("suf3-1", lambda i: [("suf3", suf(3, i - 1))]), ("s-1", lambda i: [("shape", shape(i - 1))]),
+       ("suf3+1", lambda i: [("suf3", suf(3, i + 1))]), ("s+1", lambda i: [("shape", shape(i + 1))]),
+       ("l-1|l", lambda i: [("lower", lower(i - 1)), ("lower", lower(i))]),
+       ("l|l+1", lambda i: [("lower", lower(i)), ("lower", lower(i + 1))]),
+       ("suf2-1|suf2", lambda i: [("suf2", suf(2, i - 1)), ("suf2", suf(2, i))]),
+       ("suf2|suf2+1", lambda i: [("suf2", suf(2, i)), ("suf2", suf(2, i + 1))])],
+    "lemma": [BIAS, ("w", lambda i: [("word", word(i))]), ("l", lambda i: [("lower", lower(i))]),
+              ("s", lambda i: [("shape", shape(i))])]
+    + [(f"suf{k}", lambda i, k=k: [(f"suf{k}", suf(k, i))]) for k in range(1, 7)]
+    + [(f"pre{k}", lambda i, k=k: [(f"pre{k}", pre(k, i))]) for k in range(1, 4)]
+    + [(f, lambda i, f=f: when(has(i, f), 1)) for f in ("digit", "upper", "title")]
+    + [(f"l{d:+d}", lambda i, d=d: [("lower", lower(i + d))]) for d in (-1, 1)]
+    + [("p", lambda i: [("pos", tag(i))])]
+    + [(f"p|suf{k}", lambda i, k=k: [("pos", tag(i)), (f"suf{k}", suf(k, i))]) for k in range(1, 6)]
+    + [("p|w", lambda i: [("pos", tag(i)), ("word", word(i))]),
+       ("p|s", lambda i: [("pos", tag(i)), ("shape", shape(i))])],
 }
 CASES = [(s, tid, name) for s, spec in SPEC.items() for tid, (name, _) in enumerate(spec)]
 MASK = (1 << 40) - 1

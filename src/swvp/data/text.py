@@ -35,7 +35,8 @@ def _join_misc(items: list[str]) -> str:
 
 @dataclass(slots=True, eq=False)
 class Word:
-    """One syntactic word and its columns; ``head`` is -1 where not parsed (written ``_``), 0 for the root."""
+    """One syntactic word and its columns; ``head`` is -1 where not parsed (written ``_``), 0 for the root;
+    ``line``: its line in the file it was read from (for error messages; None for words made from text)."""
 
     form: str
     lemma: str = _MISSING
@@ -45,6 +46,7 @@ class Word:
     head: int = -1
     deprel: str = _MISSING
     misc: str = _MISSING
+    line: int | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -199,7 +201,7 @@ def _sentence(s: ConlluSentence) -> Sentence:
                 sent.comments.append(line)
     range_end = 0
     current: Token | None = None
-    for line in s.lines:
+    for r, line in enumerate(s.lines):
         if line.startswith("#"):
             continue
         cols = line.split("\t")
@@ -213,7 +215,7 @@ def _sentence(s: ConlluSentence) -> Sentence:
             sent.tokens.append(current)
             continue
         head = -1 if cols[6] == _MISSING else int(cols[6])
-        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9])
+        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9], s.first_line + r)
         if current is not None and int(tid) <= range_end:
             current.words.append(word)
             continue

@@ -48,12 +48,14 @@ class TaggingFeatures:
         inverse = np.fromiter((type_ids.setdefault(w, len(type_ids)) for w in words), INT, len(words))
         tl = list(type_ids)
         atoms: dict[str, np.ndarray] = {}
+        used = {a for tp in SETS[self.templates].templates for a, _ in tp.reads}
 
         def per_type(name, values):
             atoms[name] = self._intern(name, values, grow)[inverse]
 
         for name, fn in WORD_ATOMS.items():
-            per_type(name, [fn(t) for t in tl])
+            if name in used:  # only the atoms the set reads (interning a vocabulary per atom is per word type)
+                per_type(name, [fn(t) for t in tl])
         counts = np.fromiter((self.word_counts.get(t, 0) for t in tl), INT, len(tl))
         atoms["rare"] = (counts < self.rare_threshold)[inverse]
         atoms["frequent"] = ~atoms["rare"]

@@ -23,6 +23,11 @@ Sets (ALGORITHMS.md §3.1 for Ratnaparkhi's):
   lowercased w_{i-2..i+2}, suffix-3 and shape of w_{i±1}, and the lowercased bigrams (w_{i-1}, w_i), (w_i, w_{i+1}).
 - ``chunk`` (CoNLL-2000; needs the POS column): words and POS p_{i-2..i+2}, the POS bigrams p_{i-1}p_i, p_ip_{i+1},
   p_{i-2}p_{i-1}, p_{i+1}p_{i+2}, the three POS trigrams around i, and the word bigrams w_{i-1}w_i, w_iw_{i+1}.
+- ``morph`` (joint UPOS/XPOS/FEATS over candidate tags, :mod:`swvp.tasks.morphology`): ``pos`` with suffixes up to
+  6 and prefixes up to 4 characters and the suffix-2 bigrams (w_{i-1}, w_i), (w_i, w_{i+1}).
+- ``lemma`` (lemma edit scripts, :mod:`swvp.tasks.lemmatizer`; the POS column holds the word's UPOS): spelling
+  (word, lowercase, shape, suffixes 1–6, prefixes 1–3, digit/upper/title), lowercased w_{i±1}, the UPOS and the
+  UPOS conjoined with suffixes 1–5, with the word and with its shape.
 - ``ner`` (CoNLL-2002): lowercased w_{i-2..i+2}, the shapes of w_{i-1..i+1}, prefixes and suffixes 1–4, title /
   upper / digit / hyphen flags, the lowercased bigrams of ``pos``, and (when there is a POS column) p_{i-1..i+1}.
 
@@ -63,6 +68,8 @@ for _k in range(1, 5):
     WORD_ATOMS[f"pre{_k}"] = _prefix(_k)
     WORD_ATOMS[f"suf{_k}"] = _suffix(_k)
 WORD_ATOMS["shape"] = shape
+for _k in (5, 6):  # the longer suffixes of the morphology set (after "shape": atom ids of older models stay)
+    WORD_ATOMS[f"suf{_k}"] = _suffix(_k)
 POS_ATOM = "pos"
 
 #: flags of the word type; ``rare`` and ``frequent`` come from the training counts instead
@@ -188,6 +195,16 @@ SETS: dict[str, TemplateSet] = {ts.name: ts for ts in (
         BIAS, *(t(_at("l", d)) for d in _WINDOW), t("s-1"), t("s"), t("s+1"), *(t(a) for a in _AFFIXES),
         flag("title"), flag("upper"), flag("digit"), flag("hyphen"), t("l-1|l"), t("l|l+1"),
         t("p-1"), t("p"), t("p+1")), pos="optional"),
+    TemplateSet("morph", (
+        BIAS, t("w"), t("l"), t("s"), *(t(f"suf{k}") for k in range(1, 7)), *(t(f"pre{k}") for k in range(1, 5)),
+        flag("digit"), flag("upper"), flag("hyphen"), flag("title"),
+        t("l-2"), t("l-1"), t("l+1"), t("l+2"), t("suf3-1"), t("s-1"), t("suf3+1"), t("s+1"), t("l-1|l"),
+        t("l|l+1"), t("suf2-1|suf2"), t("suf2|suf2+1"))),
+    TemplateSet("lemma", (
+        BIAS, t("w"), t("l"), t("s"), *(t(f"suf{k}") for k in range(1, 7)), *(t(f"pre{k}") for k in range(1, 4)),
+        flag("digit"), flag("upper"), flag("title"), t("l-1"), t("l+1"),
+        t("p"), t("p|suf1"), t("p|suf2"), t("p|suf3"), t("p|suf4"), t("p|suf5"), t("p|w"), t("p|s")),
+        pos="optional"),
 )}
 
 

@@ -1,0 +1,208 @@
+"""Candidate labels of a token, learned from training data: a dictionary of forms and a suffix guesser.
+
+The large-label taggers (joint morphological tags, lemma edit classes; :mod:`swvp.problems.candidates`) choose each
+token's label among a short list. Like MorphoDiTa's (UDPipe 1's tagger) dictionary and guesser:
+
+* a form seen at least ``rare`` times in training takes the labels it was seen with (most frequent first);
+* a rarer or unseen form takes, after the labels it was seen with, the labels of the training word *types* that
+  share its longest suffix (up to ``suffix_length`` characters, lowercased) and its case class (lower, title,
+  upper, digits, other), then shorter suffixes, then the case class alone, then every label, each level ranked by
+  how many types it covers, up to ``max_candidates`` labels.
+
+Tokens may carry a *key* that conditions both (the lemmatizer keys forms by their UPOS). In training, a form seen
+once is given the candidates of an unseen form (it stands for the unseen words of new text) and the gold label is
+always among a token's candidates (appended in place of the last one at the cap). All string work is per distinct
+(form, key) pair; tokens get their lists by an index gather.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from swvp._config import INT
+from swvp.features.sequence import _ranges
+
+__all__ = ["CandidateLexicon", "case_class"]
+
+_SEP = "\x1f"
+
+
+def case_class(form: str) -> str:
+    """'d' digits, 'u' upper (two letters or more), 't' title, 'l' lower, 'o' anything else."""
+    if any(c.isdigit() for c in form):
+        return "d"
+    letters = [c for c in form if c.isalpha()]
+    if not letters:
+        return "o"
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return "u"
+    if letters[0].isupper():
+        return "t"
+    return "l"
+
+
+class CandidateLexicon:
+    """Dictionary + suffix guesser over integer labels (see the module docstring).
+
+    A label may need the form to end a certain way (its *tail*: a lemma edit that rewrites "-ler" applies only to
+    forms ending in "ler"); each guesser level is indexed by tail, so a query looks up only the tails the form ends
+    with (``allowed(form, label) -> bool`` then makes the final check, e.g. of a prefix).
+    """
+
+    def __init__(self, max_candidates: int = 16, suffix_length: int = 5, rare: int = 10):
+        if max_candidates < 1 or suffix_length < 0 or rare < 1:
+            raise ValueError("max_candidates >= 1, suffix_length >= 0 and rare >= 1 are required")
+        self.max_candidates = int(max_candidates)
+        self.suffix_length = int(suffix_length)
+        self.rare = int(rare)
+        self.forms: dict[str, dict[int, int]] = {}  # form + SEP + key → {label: count}
+        # level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first
+        self.guesser: dict[str, dict[str, list[tuple[int, int]]]] = {}
+        self.n_labels = 0
+
+    # -- fitting -----------------------------------------------------------------------------------------------
+    def fit(self, forms: Sequence[str], labels: Sequence[int], keys: Sequence[str] | None = None,
+            tail: Callable[[int], str | None] | None = None) -> CandidateLexicon:
+        """Count the training tokens (flat lists). ``tail(label)``: the ending a form needs to take the label ("" for
+        any form, the default), or None for a label never guessed (it comes only from the dictionary)."""
+        keys = [""] * len(forms) if keys is None else keys
+        counts: dict[str, Counter] = defaultdict(Counter)
+        for f, y, k in zip(forms, labels, keys, strict=True):
+            counts[f + _SEP + k][int(y)] += 1
+        self.forms = {fk: dict(c.most_common()) for fk, c in counts.items()}
+        self.n_labels = 1 + max((int(y) for y in labels), default=-1)
+        tails = {}
+        levels: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        for fk, c in counts.items():
+            f, _, k = fk.partition(_SEP)
+            low = f.lower()
+            cc = case_class(f)
+            for y in c:
+                ty = tails[y] if y in tails else tails.setdefault(y, "" if tail is None else tail(y))
+                if ty is None:
+                    continue
+                for n in range(min(self.suffix_length, len(low)), -1, -1):
+                    levels[self._level(low[len(low) - n:], cc, k)][ty][y] += 1
+                levels[self._level(None, None, k)][ty][y] += 1
+        self.guesser = {lev: {t: c.most_common() for t, c in by_tail.items()} for lev, by_tail in levels.items()}
+        return self
+
+    @staticmethod
+    def _level(suffix: str | None, case: str | None, key: str) -> str:
+        if suffix is None:
+            return _SEP + _SEP + key
+        return suffix + _SEP + case + _SEP + key
+
+    # -- candidates --------------------------------------------------------------------------------------------
+    def count(self, form: str, key: str = "") -> int:
+        """How often (form, key) occurred in training."""
+        return sum(self.forms.get(form + _SEP + key, {}).values())
+
+    def _guesses(self, lev: str, form_tails: list[str]) -> list[int]:
+        """The labels of guesser level ``lev`` whose tail the form has, most types first."""
+        by_tail = self.guesser.get(lev)
+        if not by_tail:
+            return []
+        found = [by_tail[t] for t in form_tails if t in by_tail]
+        if len(found) == 1:
+            return [y for y, _ in found[0]]
+        return [y for y, _ in sorted((p for lst in found for p in lst), key=lambda p: -p[1])]
+
+    def type_candidates(self, form: str, key: str = "", unseen: bool = False,
+                        allowed: Callable[[str, int], bool] | None = None) -> list[int]:
+        """The ranked candidate labels of one (form, key); ``unseen``: as if the form had never been seen."""
+        seen = {} if unseen else self.forms.get(form + _SEP + key, {})
+        out = list(seen)[:self.max_candidates]
+        if sum(seen.values()) >= self.rare or len(out) >= self.max_candidates:
+            return out
+        have = set(out)
+        low = form.lower()
+        cc = case_class(form)
+        form_tails = list(dict.fromkeys(t for n in range(len(form) + 1) for t in (low[len(low) - n:],
+                                                                                    form[len(form) - n:])))
+        chain = [self._level(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
+        chain.append(self._level(None, None, key))
+        for lev in chain:
+            for y in self._guesses(lev, form_tails):
+                if y in have or (allowed is not None and not allowed(form, y)):
+                    continue
+                out.append(y)
+                have.add(y)
+                if len(out) >= self.max_candidates:
+                    return out
+        if not out:  # a key never seen in training: the labels of every key's global level
+            for lev in self.guesser:
+                if lev.startswith(_SEP + _SEP):
+                    out.extend(y for y in self._guesses(lev, form_tails)
+                               if y not in have and (allowed is None or allowed(form, y)))
+                    have.update(out)
+            out = out[:self.max_candidates]
+        return out
+
+    def candidates(self, forms: Sequence[str], keys: Sequence[str] | None = None, gold: np.ndarray | None = None,
+                   allowed: Callable[[str, int], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per token, its candidate labels as CSR (cptr (n + 1,), cand). With ``gold`` (training): forms seen once
+        get an unseen form's candidates and the gold label is always a candidate. Tokens with no candidate at all
+        (every guessable label filtered out) get label 0 (a decision that is then surely wrong, never a crash)."""
+        keys = [""] * len(forms) if keys is None else keys
+        index: dict[tuple[str, str], int] = {}
+        inverse = np.fromiter((index.setdefault((f, k), len(index)) for f, k in zip(forms, keys, strict=True)), INT,
+                              len(forms))
+        rows = []
+        for f, k in index:
+            unseen = gold is not None and self.count(f, k) <= 1
+            rows.append(self.type_candidates(f, k, unseen, allowed) or [0])
+        tptr = np.zeros(len(rows) + 1, INT)
+        np.cumsum([len(r) for r in rows], out=tptr[1:])
+        tcand = np.fromiter((y for r in rows for y in r), INT, int(tptr[-1]))
+        counts = np.diff(tptr)[inverse]
+        cptr = np.zeros(len(forms) + 1, INT)
+        np.cumsum(counts, out=cptr[1:])
+        cand = tcand[_ranges(tptr[inverse], counts)]
+        if gold is not None:
+            cptr, cand = _with_gold(cptr, cand, np.asarray(gold, INT), self.max_candidates)
+        return cptr, cand
+
+    # -- persistence -------------------------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {"max_candidates": self.max_candidates, "suffix_length": self.suffix_length, "rare": self.rare,
+                "n_labels": self.n_labels,
+                "forms": {fk: [[y, c] for y, c in d.items()] for fk, d in self.forms.items()},
+                "guesser": {lev: {t: [[y, c] for y, c in lst] for t, lst in by_tail.items()}
+                            for lev, by_tail in self.guesser.items()}}
+
+    @classmethod
+    def from_state(cls, meta: dict) -> CandidateLexicon:
+        obj = cls(meta["max_candidates"], meta["suffix_length"], meta["rare"])
+        obj.n_labels = int(meta["n_labels"])
+        obj.forms = {fk: {int(y): int(c) for y, c in pairs} for fk, pairs in meta["forms"].items()}
+        obj.guesser = {lev: {t: [(int(y), int(c)) for y, c in lst] for t, lst in by_tail.items()}
+                       for lev, by_tail in meta["guesser"].items()}
+        ids = [y for d in obj.forms.values() for y in d] + \
+              [y for by_tail in obj.guesser.values() for lst in by_tail.values() for y, _ in lst]
+        if any(not 0 <= y < max(obj.n_labels, 1) for y in ids):
+            raise ValueError("a lexicon label id is out of range")
+        return obj
+
+
+def _with_gold(cptr: np.ndarray, cand: np.ndarray, gold: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates with each token's gold label added where missing (replacing the last one at the cap)."""
+    n = cptr.shape[0] - 1
+    counts = np.diff(cptr)
+    owner = np.repeat(np.arange(n, dtype=INT), counts)
+    has = np.zeros(n, bool)
+    has[owner[cand == gold[owner]]] = True
+    missing = np.flatnonzero(~has)
+    if missing.size == 0:
+        return cptr, cand
+    lists = np.split(cand, cptr[1:-1])
+    for t in missing:
+        lst = lists[t]
+        lists[t] = np.append(lst[:cap - 1] if lst.shape[0] >= cap else lst, gold[t])
+    new_counts = np.fromiter((len(x) for x in lists), INT, n)
+    new_ptr = np.zeros(n + 1, INT)
+    np.cumsum(new_counts, out=new_ptr[1:])
+    return new_ptr, np.concatenate(lists).astype(INT)

@@ -1,0 +1,114 @@
+"""Lemmas as edits of the form: the classes a lemmatizer predicts (Chrupała 2008; UDPipe's lemma rules).
+
+An edit script says how to turn a form into its lemma: a casing rule, then strip a prefix and a suffix and put
+others in their place. Written ``CASE|cut_prefix|add_prefix|cut_suffix|add_suffix``:
+
+* CASE ``l`` works on the lowercased form (for lemmas without capitals), ``k`` keeps the form's casing; ``t`` /
+  ``u`` title-case / upper-case the result of ``l``;
+* the kept middle is the longest common substring of the two lowercased strings (the edit touches both ends);
+* ``=LEMMA`` is the whole lemma, for pairs with nothing in common ("went" → "go"), applicable to any form.
+
+The removed strings are part of the script, so a script applies to a form only if the form starts and ends with
+them (:func:`applies`), and a guesser can propose it from the form's suffix. Among the casings that reproduce the
+lemma, the shortest edit wins, then ``l`` (common words share one class whatever their casing in the text), ``k``,
+``t``, ``u``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["applies", "apply_script", "edit_script", "script_parts"]
+
+_SEP = "|"
+
+
+def _common(a: str, b: str) -> tuple[int, int, int]:
+    """(start in a, start in b, length) of the longest common substring (the first found on ties)."""
+    best = (0, 0, 0)
+    if not a or not b:
+        return best
+    prev = [0] * (len(b) + 1)
+    for i in range(1, len(a) + 1):
+        cur = [0] * (len(b) + 1)
+        ai = a[i - 1]
+        for j in range(1, len(b) + 1):
+            if ai == b[j - 1]:
+                v = prev[j - 1] + 1
+                cur[j] = v
+                if v > best[2]:
+                    best = (i - v, j - v, v)
+        prev = cur
+    return best
+
+
+def _escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace(_SEP, "\\p")
+
+
+def _unescape(s: str) -> str:
+    return s.replace("\\p", _SEP).replace("\\\\", "\\")
+
+
+def _cased(case: str, form: str) -> str:
+    return form if case == "k" else form.lower()
+
+
+def _finish(case: str, text: str) -> str:
+    if case == "t":
+        return text[:1].upper() + text[1:]
+    if case == "u":
+        return text.upper()
+    return text
+
+
+def edit_script(form: str, lemma: str) -> str:
+    """The script turning ``form`` into ``lemma`` (see the module docstring); ``apply_script`` inverts it. Of the
+    casings that work, the one with the shortest edit wins (ties: ``l``, ``k``, ``t``, ``u``)."""
+    best: tuple[int, str] | None = None
+    for case in ("l", "k", "t", "u"):
+        base = _cased(case, form)
+        target = lemma if case in ("l", "k") else lemma.lower()
+        if (case == "l" and lemma != target.lower() or case == "t" and _finish("t", target) != lemma
+                or case == "u" and target.upper() != lemma):
+            continue
+        i, j, n = _common(base, target)
+        if n == 0:
+            continue
+        cost = len(base) + len(target) - 2 * n
+        script = _SEP.join((case, _escape(base[:i]), _escape(target[:j]), _escape(base[i + n:]),
+                            _escape(target[j + n:])))
+        if (best is None or cost < best[0]) and apply_script(form, script) == lemma:
+            best = (cost, script)
+    return "=" + lemma if best is None else best[1]
+
+
+def script_parts(script: str) -> tuple[str, str, str, str, str] | None:
+    """(case, cut_prefix, add_prefix, cut_suffix, add_suffix), or None for a whole-lemma script."""
+    if script.startswith("="):
+        return None
+    parts = script.split(_SEP)
+    if len(parts) != 5:
+        raise ValueError(f"not an edit script: {script!r}")
+    return parts[0], *(_unescape(p) for p in parts[1:])
+
+
+def applies(form: str, script: str) -> bool:
+    """Whether ``script`` can edit ``form`` (its removed prefix and suffix are there, without overlapping)."""
+    parts = script_parts(script)
+    if parts is None:
+        return True
+    case, cut_p, _, cut_s, _ = parts
+    base = _cased(case, form)
+    return len(cut_p) + len(cut_s) <= len(base) and base.startswith(cut_p) and base.endswith(cut_s)
+
+
+def apply_script(form: str, script: str) -> str:
+    """The lemma ``script`` makes of ``form`` (the form itself if the script does not apply)."""
+    parts = script_parts(script)
+    if parts is None:
+        return script[1:]
+    if not applies(form, script):
+        return form
+    case, cut_p, add_p, cut_s, add_s = parts
+    base = _cased(case, form)
+    middle = base[len(cut_p):len(base) - len(cut_s)]
+    return _finish(case, add_p + middle + add_s)

@@ -1,0 +1,248 @@
+"""What the morphological tagger and the lemmatizer share: a tagger over per-token candidate labels.
+
+Words come as a :class:`~swvp.data.text.Document` (or a CoNLL-U path / corpus, read into one); a subclass says which
+label each word carries (:meth:`CandidateTagger._gold`), what the label's parts are (its *atoms*, which share weights
+between labels), its transition class, the lexicon key and feature column a word brings, which guessed labels a form
+admits, and where a prediction is written back (:meth:`CandidateTagger._write`). Candidates come from a
+:class:`~swvp.features.lexicon.CandidateLexicon`, features from the tagging templates
+(:class:`~swvp.features.tagging.TaggingFeatures`), and learning from the engine's candidate chain
+(:class:`~swvp.problems.candidates.CandidateProblem`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from swvp._config import INT
+from swvp.data.conllu import ConlluCorpus, read_conllu
+from swvp.data.text import Document, Word, document_from_conllu
+from swvp.features.lexicon import CandidateLexicon
+from swvp.features.tagging import TaggingFeatures
+from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
+from swvp.problems.candidates import CandidateProblem
+from swvp.tasks.base import Estimator, checked_labels, checked_weights
+
+__all__ = ["CandidateTagger", "as_document"]
+
+
+def as_document(X) -> tuple[Document, str | None]:
+    """A Document from a Document, a read CoNLL-U corpus or a CoNLL-U path (and the file name errors report)."""
+    if isinstance(X, Document):
+        return X, None
+    if isinstance(X, ConlluCorpus):
+        return document_from_conllu(X), X.path
+    if isinstance(X, (str, os.PathLike)):
+        return document_from_conllu(read_conllu(X)), os.fspath(X)
+    raise TypeError(f"expected a Document, a ConlluCorpus or a CoNLL-U path, got {type(X).__name__}")
+
+
+def _sentences(doc: Document) -> list[list[Word]]:
+    return [s.words for s in doc.sentences]
+
+
+class CandidateTagger(Estimator):
+    """Base of the candidate taggers (see the module docstring); subclasses set the hooks and ``MODEL_KIND``."""
+
+    #: the TaggingFeatures template set when ``features`` is None
+    DEFAULT_FEATURES = "pos"
+
+    def __init__(self, *, features: str | None = None, learner: Perceptron | None = None, max_candidates: int = 24,
+                 rare: int = 10, suffix_length: int = 5, hash_bits: int = 22, select_epoch: bool = True):
+        self.features = features
+        self.learner = learner
+        self.max_candidates = max_candidates
+        self.rare = rare
+        self.suffix_length = suffix_length
+        self.hash_bits = hash_bits
+        self.select_epoch = select_epoch
+
+    # -- hooks -------------------------------------------------------------------------------------------------
+    #: score label bigrams (False: independent per-word decisions)
+    TRANSITIONS = True
+
+    def _begin_fit(self, words: list[Word], source: str | None) -> None:
+        """Settings read from the training words before anything else (``source``: the file errors name)."""
+
+    def _gold(self, words: list[Word], source: str | None) -> list[str]:
+        """The label of every word; a word without one raises DataError naming ``source`` and its line."""
+        raise NotImplementedError
+
+    def _atoms(self, label: str) -> list[str]:
+        return [label]
+
+    def _label_class(self, label: str) -> str:
+        return ""
+
+    def _keys(self, words: list[Word]) -> list[str] | None:
+        return None
+
+    def _extra(self, words: list[Word], training: bool) -> list[str] | None:
+        """The feature column of the words (the templates' ``p``); ``training``: words of the training data."""
+        return None
+
+    def _tail(self, label: str) -> str | None:
+        """The ending a form needs for the guesser to propose the label ("" any form; None: never guessed)."""
+        return ""
+
+    def _allowed(self) -> Callable[[str, int], bool] | None:
+        return None
+
+    def _write(self, word: Word, label: str) -> None:
+        raise NotImplementedError
+
+    # -- training ----------------------------------------------------------------------------------------------
+    def fit(self, X, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
+            on_progress: Callable | None = None):
+        """Train on the words of ``X`` (a Document, CoNLL-U corpus or path); ``dev`` (same kinds) picks the epoch.
+
+        A training file that lacks the column this tagger learns raises DataError naming the file and line.
+        """
+        doc, source = as_document(X)
+        sents = _sentences(doc)
+        words = [w for s in sents for w in s]
+        if not words:
+            raise ValueError("fit needs at least one word")
+        self._begin_fit(words, source)
+        gold = self._gold(words, source)
+        self.labels_ = sorted(set(gold))
+        self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
+        atom_names = sorted({a for t in self.labels_ for a in self._atoms(t)})
+        self.atom_index_ = {a: i for i, a in enumerate(atom_names)}
+        self.classes_ = sorted({self._label_class(t) for t in self.labels_})
+        y = np.fromiter((self.label_index_[t] for t in gold), INT, len(gold))
+        forms = [w.form for w in words]
+        keys = self._keys(words)
+        self.lexicon_ = CandidateLexicon(self.max_candidates, self.suffix_length, self.rare).fit(
+            forms, y, keys, tail=lambda i: self._tail(self.labels_[i]))
+        self.extractor_ = TaggingFeatures(self.features or self.DEFAULT_FEATURES)
+        feats = self.extractor_.fit_transform([[w.form for w in s] for s in sents], self._extra_of(sents, True))
+        cptr, cand = self.lexicon_.candidates(forms, keys, gold=y, allowed=self._allowed())
+        problem = self._problem(feats, cptr, cand, y)
+        dev_problem = None
+        if dev is not None:
+            dev_doc, dev_source = as_document(dev)
+            dev_problem = self._prepare(_sentences(dev_doc), self._gold([w for s in dev_doc.sentences
+                                                                         for w in s.words], dev_source))
+        self._has_dev = dev_problem is not None
+
+        def epoch_done(stats, result):
+            if on_epoch is not None:
+                self._finish(result)
+                on_epoch(stats, result)
+
+        learner = self._learner()
+        result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
+        self._finish(result)
+        return self
+
+    def _finish(self, result: TrainResult) -> None:
+        self.history_ = [e.as_dict() for e in result.history]
+        use_best = self.select_epoch and self._has_dev and result.best_weights is not None
+        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
+        self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
+        self.interrupted_ = result.interrupted
+
+    def _extra_of(self, sents: list[list[Word]], training: bool = False) -> list[list[str]] | None:
+        flat = self._extra([w for s in sents for w in s], training)
+        if flat is None:
+            return None
+        out, at = [], 0
+        for s in sents:
+            out.append(flat[at:at + len(s)])
+            at += len(s)
+        return out
+
+    def _label_atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        lists = [[self.atom_index_[a] for a in self._atoms(t)] for t in self.labels_]
+        ptr = np.zeros(len(lists) + 1, INT)
+        np.cumsum([len(x) for x in lists], out=ptr[1:])
+        return ptr, np.fromiter((a for x in lists for a in x), INT, int(ptr[-1]))
+
+    def _problem(self, feats, cptr, cand, y) -> CandidateProblem:
+        cls_index = {c: i for i, c in enumerate(self.classes_)}
+        classes = np.fromiter((cls_index[self._label_class(t)] for t in self.labels_), INT, len(self.labels_))
+        return CandidateProblem(feats, cptr, cand, len(self.labels_), self._label_atoms(), classes, y,
+                                bits=int(self.hash_bits), transitions=self.TRANSITIONS)
+
+    def _prepare(self, sents: list[list[Word]], gold: list[str] | None = None) -> CandidateProblem:
+        """The decoding problem of new sentences (gold labels unseen in training become −1)."""
+        words = [w for s in sents for w in s]
+        feats = self.extractor_.transform([[w.form for w in s] for s in sents], self._extra_of(sents))
+        cptr, cand = self.lexicon_.candidates([w.form for w in words], self._keys(words), allowed=self._allowed())
+        y = None
+        if gold is not None:
+            y = np.fromiter((self.label_index_.get(t, -1) for t in gold), INT, len(gold))
+        return self._problem(feats, cptr, cand, y)
+
+    # -- prediction --------------------------------------------------------------------------------------------
+    def _is_fitted(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def predict(self, X) -> list[list[str]]:
+        """The predicted label of every word, per sentence (X: a Document, CoNLL-U corpus or path)."""
+        self._check_fitted()
+        doc, _ = as_document(X)
+        sents = _sentences(doc)
+        if not any(sents):
+            return [[] for _ in sents]
+        flat = self._prepare(sents).decode(self.coef_)
+        names = np.asarray(self.labels_, dtype=object)[flat].tolist()
+        out, at = [], 0
+        for s in sents:
+            out.append(names[at:at + len(s)])
+            at += len(s)
+        return out
+
+    def annotate(self, doc: Document) -> Document:
+        """Write the predictions into the words of ``doc`` (in place) and return it."""
+        for sent, labels in zip(doc.sentences, self.predict(doc), strict=True):
+            for w, t in zip(sent.words, labels, strict=True):
+                self._write(w, t)
+        return doc
+
+    def score(self, X, y=None) -> float:
+        """Word accuracy of the predicted labels on the gold words of X."""
+        doc, source = as_document(X)
+        gold = self._gold(doc.words, source)
+        pred = [t for s in self.predict(doc) for t in s]
+        return float(np.mean([a == b for a, b in zip(gold, pred, strict=True)])) if gold else float("nan")
+
+    # -- persistence -------------------------------------------------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        fmeta, farrays = self.extractor_.state()
+        meta = {"labels": self.labels_, "atoms": list(self.atom_index_), "classes": self.classes_,
+                "lexicon": self.lexicon_.state(), "features": fmeta,
+                "settings": {"best_epoch": self.best_epoch_}, "history": self.history_}
+        return meta, {"coef": self.coef_, **farrays}
+
+    @classmethod
+    def _legacy_params(cls, meta: dict) -> dict:
+        raise ValueError("the file records no parameters")
+
+    def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        self.labels_ = checked_labels(meta["labels"])
+        self.label_index_ = {t: i for i, t in enumerate(self.labels_)}
+        self.atom_index_ = {a: i for i, a in enumerate(checked_labels(meta["atoms"], "atoms"))}
+        self.classes_ = checked_labels(meta["classes"], "classes")
+        if any(a not in self.atom_index_ for t in self.labels_ for a in self._atoms(t)) or \
+                any(self._label_class(t) not in self.classes_ for t in self.labels_):
+            raise ValueError("the labels' atoms or classes are not in the file's lists")
+        self.lexicon_ = CandidateLexicon.from_state(meta["lexicon"])
+        if self.lexicon_.n_labels > len(self.labels_):
+            raise ValueError("the lexicon names more labels than the model has")
+        self.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
+        self.coef_ = checked_weights(arrays["coef"], "coef")
+        expected = self._problem_size()
+        if self.coef_.shape != (expected,):
+            raise ValueError(f"weight vector has shape {self.coef_.shape}, expected ({expected},)")
+        self.history_ = meta.get("history", [])
+        self.best_epoch_ = meta["settings"].get("best_epoch")
+        self.interrupted_ = False
+
+    def _problem_size(self) -> int:
+        from swvp.model.layout import CandidateLayout
+
+        return CandidateLayout(int(self.hash_bits), len(self.labels_), len(self.classes_)).size

@@ -1,0 +1,85 @@
+"""``Lemmatizer``: each word's lemma as a learned edit of its form (:mod:`swvp.structures.lemma`).
+
+The classes are edit scripts (strip and add a prefix and a suffix, a casing rule, or a whole lemma for irregular
+pairs); a word's candidates are the scripts seen with its (form, UPOS) in training, else — for rare and unseen forms —
+those seen with training words that share its suffix and UPOS and that apply to the form (whole-lemma scripts are
+never guessed); the choice is made per word (no transitions) from the form's spelling and its UPOS
+(:data:`swvp.features.templates.SETS` ``"lemma"``), the weights conjoined with the script and its parts (the suffix
+edit, the prefix edit, the casing). At run time UPOS is the tagger's prediction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from swvp.data.text import Word
+from swvp.exceptions import DataError
+from swvp.learn.perceptron import Perceptron
+from swvp.structures.lemma import apply_script, edit_script, script_parts
+from swvp.tasks._candidates import CandidateTagger
+
+MODEL_KIND = "lemmatizer"
+
+__all__ = ["MODEL_KIND", "Lemmatizer"]
+
+
+class Lemmatizer(CandidateTagger):
+    """Lemmas as edit scripts of the form, chosen among candidates (see the module docstring).
+
+    Parameters as :class:`~swvp.tasks.morphology.MorphologicalTagger` (``features`` default ``"lemma"``).
+
+    Training data with no LEMMA for most words (``_``) is refused (DataError); a word whose lemma is ``_`` among
+    lemmatized ones (EWT's e-mail addresses, tr_imst's split suffixes) keeps that lemma as a whole-lemma class,
+    which only that (form, UPOS) can take.
+    """
+
+    MODEL_KIND = MODEL_KIND
+    DEFAULT_FEATURES = "lemma"
+    TRANSITIONS = False
+
+    def __init__(self, *, features: str | None = None, learner: Perceptron | None = None, max_candidates: int = 24,
+                 rare: int = 10, suffix_length: int = 5, hash_bits: int = 22, select_epoch: bool = True):
+        super().__init__(features=features, learner=learner, max_candidates=max_candidates, rare=rare,
+                         suffix_length=suffix_length, hash_bits=hash_bits, select_epoch=select_epoch)
+
+    def _gold(self, words: list[Word], source: str | None) -> list[str]:
+        missing = sum(w.lemma == "_" for w in words)
+        if missing == len(words) or missing > len(words) // 2:
+            raise DataError(source, None, f"{missing} of {len(words)} words have no LEMMA ('_'): the lemmatizer "
+                                          "needs lemmas to learn from")
+        scripts: dict[tuple[str, str], str] = {}
+        return [scripts.get((w.form, w.lemma)) or scripts.setdefault((w.form, w.lemma), edit_script(w.form, w.lemma))
+                for w in words]
+
+    def _atoms(self, label: str) -> list[str]:
+        parts = script_parts(label)
+        if parts is None:
+            return ["S" + label]
+        case, cut_p, add_p, cut_s, add_s = parts
+        return ["S" + label, f"s:{cut_s}>{add_s}", f"p:{cut_p}>{add_p}", "c:" + case]
+
+    def _keys(self, words: list[Word]) -> list[str]:
+        return [w.upos for w in words]
+
+    def _extra(self, words: list[Word], training: bool) -> list[str]:
+        return [w.upos for w in words]
+
+    def _tail(self, label: str) -> str | None:
+        """A script applies to forms ending in what it cuts; whole-lemma scripts are never guessed."""
+        parts = script_parts(label)
+        return None if parts is None else parts[3]
+
+    def _allowed(self) -> Callable[[str, int], bool]:
+        """``allowed(form, y)``: script y applies to the form (scripts parsed once)."""
+        parsed = [script_parts(t) for t in self.labels_]
+
+        def allowed(form: str, y: int) -> bool:
+            p = parsed[y]
+            if p is None:
+                return True
+            base = form if p[0] == "k" else form.lower()
+            return len(p[1]) + len(p[3]) <= len(base) and base.endswith(p[3]) and base.startswith(p[1])
+        return allowed
+
+    def _write(self, word: Word, label: str) -> None:
+        word.lemma = apply_script(word.form, label)

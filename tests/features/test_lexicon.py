@@ -1,0 +1,60 @@
+"""The candidate lexicon: dictionary ranking, the suffix guesser and its tails, training-time behaviour, persistence."""
+
+import numpy as np
+import pytest
+
+from swvp.features.lexicon import CandidateLexicon, case_class
+
+FORMS = ["the", "the", "the", "dogs", "cats", "rats", "bats", "walked", "talked", "ran", "The", "run", "run", "run"]
+LABELS = [0, 0, 1, 2, 2, 2, 3, 4, 4, 5, 0, 5, 6, 6]
+
+
+def test_case_classes():
+    assert [case_class(w) for w in ("dog", "Dog", "DOG", "A1", ".", "I")] == ["l", "t", "u", "d", "o", "t"]
+
+
+def test_dictionary_labels_most_frequent_first_and_frequent_forms_take_only_them():
+    lex = CandidateLexicon(max_candidates=5, suffix_length=3, rare=3).fit(FORMS, LABELS)
+    assert lex.type_candidates("the") == [0, 1]  # seen 3 times (rare = 3): the dictionary alone
+    assert lex.type_candidates("run") == [6, 5]
+    assert lex.count("the") == 3 and lex.count("zzz") == 0
+
+
+def test_unseen_forms_take_the_labels_of_their_suffix_then_shorter_ones():
+    lex = CandidateLexicon(max_candidates=3, suffix_length=3, rare=3).fit(FORMS, LABELS)
+    # "ats" is shared by cats/rats (label 2, two types) and bats (3): most types first
+    assert lex.type_candidates("gnats") == [2, 3, 4]
+    assert lex.type_candidates("jumped")[:1] == [4]  # "ed" → walked, talked
+    # a rare seen form keeps its own labels first, then guesses
+    assert lex.type_candidates("bats")[0] == 3 and len(lex.type_candidates("bats")) == 3
+
+
+def test_tails_restrict_what_the_guesser_proposes():
+    # label 7 needs forms ending in "s"; label 8 is never guessed
+    lex = CandidateLexicon(max_candidates=4, suffix_length=2, rare=1).fit(
+        ["cats", "dog", "went"], [7, 9, 8], tail=lambda y: {7: "s", 8: None}.get(y, ""))
+    assert 7 in lex.type_candidates("rats") and 7 not in lex.type_candidates("rat")
+    assert 8 not in lex.type_candidates("wend") and lex.type_candidates("went") == [8]
+
+
+def test_training_candidates_hide_hapax_forms_and_always_hold_the_gold():
+    lex = CandidateLexicon(max_candidates=2, suffix_length=3, rare=3).fit(FORMS, LABELS)
+    forms = ["ran", "the", "gnats"]
+    cptr, cand = lex.candidates(forms)
+    assert cand[cptr[0]:cptr[1]].tolist()[0] == 5  # at test time "ran" (seen once) is known
+    gold = np.array([5, 1, 6])
+    cptr, cand = lex.candidates(forms, gold=gold)
+    lists = [cand[cptr[i]:cptr[i + 1]].tolist() for i in range(3)]
+    assert all(g in lst and len(lst) <= 2 for g, lst in zip(gold, lists))
+    assert lists[2][-1] == 6  # appended in place of the last guess at the cap
+
+
+def test_state_round_trip():
+    lex = CandidateLexicon(4, 3, 2).fit(FORMS, LABELS, tail=lambda y: "s" if y == 2 else "")
+    back = CandidateLexicon.from_state(lex.state())
+    for w in ("the", "gnats", "jumped", "x", "RUNS"):
+        assert back.type_candidates(w) == lex.type_candidates(w)
+    state = lex.state()
+    state["forms"]["the\x1f"] = [[99, 1]]
+    with pytest.raises(ValueError, match="out of range"):
+        CandidateLexicon.from_state(state)
