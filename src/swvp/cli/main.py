@@ -73,9 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
                            "'_' for free; one line per token, a blank line between sentences")
     pred.set_defaults(func=_cmd_predict)
 
-    ev = sub.add_parser("evaluate", help="score a trained model on a gold file")
-    ev.add_argument("--model", required=True)
-    ev.add_argument("input")
+    ev = sub.add_parser("evaluate", help="score a trained model on a gold file, or a system's output against it")
+    scored = ev.add_mutually_exclusive_group(required=True)
+    scored.add_argument("--model", help="a trained model, scored on GOLD")
+    scored.add_argument("--system", metavar="FILE", help="a system's CoNLL-U output: the CoNLL 2018 shared task's "
+                                                         "metrics against GOLD, by the official scorer (udtools)")
+    ev.add_argument("input", metavar="GOLD", help="the gold file")
     ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
@@ -282,6 +285,14 @@ def _cmd_predict(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
+    if args.system is not None:  # argparse lets exactly one of --model and --system through
+        model_only = [f"--{name.replace('_', '-')}" for name in ("format", "tagger", "allow_unknown_labels")
+                      if getattr(args, name)]
+        if model_only:
+            raise SwvpError(f"evaluate: {', '.join(model_only)} applies to --model only, not to --system")
+        from swvp.cli.evaluation import cmd_evaluate_system
+
+        return cmd_evaluate_system(args)
     model, (_, evaluate) = _model_and_commands(args.model)
     return evaluate(model, args)
 

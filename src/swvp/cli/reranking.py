@@ -2,7 +2,10 @@
 
 k-best output: a CoNLL-U input gives CoNLL-U out, one block per candidate (the sentence repeated, its comments kept),
 with ``# nbest_rank = j`` and ``# nbest_score = s`` comment lines, because every CoNLL-U reader accepts it (comments
-are the format's place for sentence metadata, as ``sent_id``) and the blocks stay in the input's own format.
+are the format's place for sentence metadata, as ``sent_id``) and the blocks stay in the input's own format. The file
+passes the UD validator when the input does: each block's ``sent_id`` is the sentence's with ``-nbest<j>`` appended
+(ids must be unique in a file), and the comments that place a sentence in its document or must be unique
+(``# newdoc``, ``# newpar``, ``# parallel_id``) stay on candidate 1 only.
 Column formats (CoNLL-2000/2002, word/tag files) have no comment syntax, so they get JSON lines instead: one object
 per candidate, ``{"sentence", "rank", "score", "labels"}``.
 """
@@ -109,14 +112,29 @@ def cmd_evaluate_reranker(model, args) -> int:
 
 
 # ------------------------------------------------------------------------------- k-best / constrained predict
-def _with_comments(sent, extra_lines: list[str]):
-    """A copy of a CoNLL-U sentence with ``extra_lines`` after its leading comments, one blank line after it."""
+#: Comments kept on candidate 1 only: a place in the document, or an id unique in a treebank.
+_FIRST_CANDIDATE_ONLY = frozenset(("newdoc", "newpar", "parallel_id"))
+
+
+def _candidate(sent, rank: int, score: float):
+    """A CoNLL-U sentence as its candidate ``rank``: ``# sent_id = <id>-nbest<rank>``, ``# nbest_rank`` and
+    ``# nbest_score`` after its comments (see the module docstring), one blank line after it."""
     lead = 0
     while lead < len(sent.lines) and sent.lines[lead].startswith("#"):
         lead += 1
-    lines = sent.lines[:lead] + list(extra_lines) + sent.lines[lead:]
-    rows = [r + len(extra_lines) if r >= lead else r for r in sent.word_rows]
-    return dc_replace(sent, lines=lines, word_rows=rows, blank_after=1)
+    comments = []
+    for line in sent.lines[:lead]:
+        key, sep, value = line[1:].partition("=")
+        key = key.strip().split(" ")[0]
+        if key == "sent_id" and sep:
+            line = f"# sent_id = {value.strip()}-nbest{rank}"
+        elif key in _FIRST_CANDIDATE_ONLY and rank > 1:
+            continue
+        comments.append(line)
+    comments += [f"# nbest_rank = {rank}", f"# nbest_score = {score:.6f}"]
+    shift = len(comments) - lead  # word rows all follow the comments
+    return dc_replace(sent, lines=comments + sent.lines[lead:], word_rows=[r + shift for r in sent.word_rows],
+                      blank_after=1)
 
 
 def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
@@ -127,7 +145,7 @@ def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
     sents, values, cand_tags = [], [], []
     for i, (sent, nb) in enumerate(zip(corpus.sentences, nbest)):
         for j, (out, score) in enumerate(zip(nb.outputs, nb.scores)):
-            sents.append(_with_comments(sent, [f"# nbest_rank = {j + 1}", f"# nbest_score = {score:.6f}"]))
+            sents.append(_candidate(sent, j + 1, score))
             values.append(out)
             if tags is not None:
                 cand_tags.append(tags[i])
