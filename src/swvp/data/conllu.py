@@ -65,7 +65,7 @@ __all__ = [
 N_COLUMNS = 10
 COLUMN_NAMES = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 #: Column index (0-based) of each replaceable field.
-_UPOS, _XPOS, _HEAD, _DEPREL = 3, 4, 6, 7
+_UPOS, _XPOS, _FEATS, _HEAD, _DEPREL = 3, 4, 5, 6, 7
 #: Columns that may hold spaces inside (UD v2: FORM, LEMMA; MISC values are free text).
 _SPACED = frozenset((1, 2, 9))
 _HEAD_HINT = ("; HEAD (column 7) must be '_' or a word ID in every CoNLL-U file, also for tagging: "
@@ -100,6 +100,8 @@ class ConlluSentence:
     first_line: int
     #: Number of empty lines after the sentence.
     blank_after: int = 0
+    #: The FEATS column of each word.
+    feats: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.forms)
@@ -208,6 +210,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
     lemmas: list[str] = []
     upos: list[str] = []
     xpos: list[str] = []
+    feats: list[str] = []
     deprels: list[str] = []
     heads: list[int] = [-1]
     line_numbers: list[int] = []
@@ -253,6 +256,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
             lemmas.append(cols[2])
             upos.append(cols[_UPOS])
             xpos.append(cols[_XPOS])
+            feats.append(cols[_FEATS])
             deprels.append(cols[_DEPREL])
             heads.append(h)
             line_numbers.append(ln)
@@ -288,7 +292,8 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
         raise DataError(file, line_numbers[d - 1], f"HEAD {heads[d]} out of range 0..{n}{_HEAD_HINT}")
     head_array = None if heads.count(-1) == n + 1 else np.array(heads, dtype=INT)
     return ConlluSentence(
-        forms, lemmas, upos, xpos, head_array, deprels, line_numbers, lines[start:end], word_rows, start + 1
+        forms, lemmas, upos, xpos, head_array, deprels, line_numbers, lines[start:end], word_rows, start + 1,
+        feats=feats,
     )
 
 

@@ -129,6 +129,29 @@ def sentence_column(sent, name: str) -> list[str]:
     return list(value)
 
 
+def tag_column(sent, tags: str, tag_features: tuple[str, ...] = ()) -> list[str]:
+    """The POS atom of each word: the ``tags`` column (``upos``/``xpos``), followed by the word's values of the
+    morphological features named in ``tag_features`` (e.g. ``("Case",)``: ``NOUN|Case=Gen``; a word without them
+    keeps its bare tag). Case and its kin decide attachments and labels in languages with rich morphology."""
+    values = sentence_column(sent, tags)
+    if not tag_features:
+        return values
+    wanted = set(tag_features)
+    out = []
+    for t, feats in zip(values, sentence_column(sent, "feats"), strict=True):
+        parts = [f for f in feats.split("|") if f.partition("=")[0] in wanted] if feats != "_" else []
+        out.append("|".join((t, *parts)) if parts else t)
+    return out
+
+
+def checked_tag_features(value) -> tuple[str, ...]:
+    """``tag_features`` as a tuple of feature names (a string is one name)."""
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if any(not isinstance(n, str) or not n or "|" in n or "=" in n for n in names):
+        raise ValueError(f"tag_features must be feature names such as 'Case', got {value!r}")
+    return names
+
+
 class ArcFeatures:
     """Frozen vocabularies and the atom table of the arc / sibling templates.
 
@@ -140,7 +163,8 @@ class ArcFeatures:
     hash_bits : the weight space has ``2**hash_bits`` entries.
     """
 
-    def __init__(self, *, tags: str = "upos", word: str = "form", prefix: int = 5, hash_bits: int = 22):
+    def __init__(self, *, tags: str = "upos", word: str = "form", prefix: int = 5, hash_bits: int = 22,
+                 tag_features: tuple[str, ...] = ()):
         if tags not in _TAGS:
             raise ValueError(f"tags must be one of {_TAGS}, got {tags!r}")
         if word not in _WORDS:
@@ -150,6 +174,7 @@ class ArcFeatures:
         if int(prefix) < 1:
             raise ValueError(f"prefix must be >= 1, got {prefix!r}")
         self.tags = tags
+        self.tag_features = checked_tag_features(tag_features)
         self.word = word
         self.prefix = int(prefix)
         self.hash_bits = int(hash_bits)
@@ -175,7 +200,7 @@ class ArcFeatures:
         return [x.lower() for s in sentences for x in sentence_column(s, "forms")]
 
     def _tags(self, sentences) -> list[str]:
-        return [x for s in sentences for x in sentence_column(s, self.tags)]
+        return [x for s in sentences for x in tag_column(s, self.tags, self.tag_features)]
 
     def fit(self, sentences) -> ArcFeatures:
         """Freeze the vocabularies on the training sentences."""
@@ -235,12 +260,14 @@ class ArcFeatures:
     # -- persistence ----------------------------------------------------------------------------------------
     def state(self) -> dict:
         """JSON-able settings and vocabularies (ids are list positions)."""
-        return {"tags": self.tags, "word": self.word, "prefix": self.prefix, "hash_bits": self.hash_bits,
+        return {"tags": self.tags, "tag_features": list(self.tag_features), "word": self.word, "prefix": self.prefix,
+                "hash_bits": self.hash_bits,
                 "vocab": {k: list(d) for k, d in (self.vocab or {}).items()}}
 
     @classmethod
     def from_state(cls, meta: dict) -> ArcFeatures:
-        obj = cls(tags=meta["tags"], word=meta["word"], prefix=meta["prefix"], hash_bits=meta["hash_bits"])
+        obj = cls(tags=meta["tags"], word=meta["word"], prefix=meta["prefix"], hash_bits=meta["hash_bits"],
+                  tag_features=tuple(meta.get("tag_features", ())))
         obj.vocab = {k: {t: i for i, t in enumerate(lst)} for k, lst in meta["vocab"].items()} or None
         if obj.vocab is not None:
             missing = {"word", "prefix", "suffix", "tag"} - set(obj.vocab)

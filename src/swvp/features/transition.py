@@ -48,7 +48,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _transition_kernels as K
-from swvp.features.arc import feature_index, sentence_column
+from swvp.features.arc import checked_tag_features, feature_index, sentence_column, tag_column
 
 __all__ = ["LABEL_TEMPLATES", "TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row",
            "template_set"]
@@ -248,13 +248,15 @@ class TransitionFeatures:
     Parameters
     ----------
     tags : "upos" or "xpos" — the tag atom. Words are lower-cased forms.
+    tag_features : morphological features whose values join the tag atom (:func:`swvp.features.arc.tag_column`).
     root_label : the DEPREL of the word attached to ROOT (not an arc label of the reduce actions).
     """
 
-    def __init__(self, *, tags: str = "upos", root_label: str = "root"):
+    def __init__(self, *, tags: str = "upos", root_label: str = "root", tag_features: tuple[str, ...] = ()):
         if tags not in _TAGS:
             raise ValueError(f"tags must be one of {_TAGS}, got {tags!r}")
         self.tags = tags
+        self.tag_features = checked_tag_features(tag_features)
         self.root_label = root_label
         self.vocab: dict[str, dict[str, int]] | None = None
         self.labels: list[str] = []
@@ -271,7 +273,7 @@ class TransitionFeatures:
         for s in sentences:
             for w in sentence_column(s, "forms"):
                 vocab["word"].setdefault(w.lower(), len(vocab["word"]))
-            for t in sentence_column(s, self.tags):
+            for t in tag_column(s, self.tags, self.tag_features):
                 vocab["tag"].setdefault(t, len(vocab["tag"]))
             heads = getattr(s, "heads", None)
             rels = getattr(s, "deprels", None)
@@ -296,7 +298,7 @@ class TransitionFeatures:
         vw, vt = self.vocab["word"], self.vocab["tag"]
         words = np.fromiter((vw.get(w.lower(), K.UNK) for s in sentences for w in sentence_column(s, "forms")),
                             INT, int(offsets[-1]))
-        tags = np.fromiter((vt.get(t, K.UNK) for s in sentences for t in sentence_column(s, self.tags)),
+        tags = np.fromiter((vt.get(t, K.UNK) for s in sentences for t in tag_column(s, self.tags, self.tag_features)),
                            INT, int(offsets[-1]))
         heads = labels = None
         if gold and sentences and all(getattr(s, "heads", None) is not None for s in sentences):
@@ -312,12 +314,13 @@ class TransitionFeatures:
 
     def state(self) -> dict:
         """JSON-able settings and vocabularies."""
-        return {"tags": self.tags, "root_label": self.root_label, "labels": list(self.labels),
+        return {"tags": self.tags, "tag_features": list(self.tag_features), "root_label": self.root_label,
+                "labels": list(self.labels),
                 "vocab": {k: list(d) for k, d in (self.vocab or {}).items()}}
 
     @classmethod
     def from_state(cls, meta: dict) -> TransitionFeatures:
-        obj = cls(tags=meta["tags"], root_label=meta["root_label"])
+        obj = cls(tags=meta["tags"], root_label=meta["root_label"], tag_features=tuple(meta.get("tag_features", ())))
         obj.labels = list(meta["labels"])
         obj.vocab = {k: {t: i for i, t in enumerate(lst)} for k, lst in meta["vocab"].items()} or None
         return obj

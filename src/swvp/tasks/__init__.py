@@ -14,16 +14,18 @@ from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
+from swvp.tasks.pipeline import Pipeline
 from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 #: Model kind (the ``kind`` of a model file's header) → estimator class.
 ESTIMATORS: dict[str, type[Estimator]] = {cls.MODEL_KIND: cls for cls in (
-    SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Reranker, MorphologicalTagger, Lemmatizer)}
+    SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Reranker, MorphologicalTagger, Lemmatizer,
+    Pipeline)}
 
-__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Lemmatizer", "MorphologicalTagger", "Reranker",
-           "SequenceTagger", "TransitionDependencyParser", "load"]
+__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Lemmatizer", "MorphologicalTagger", "Pipeline",
+           "Reranker", "SequenceTagger", "TransitionDependencyParser", "load"]
 
 
 def load(path: str | os.PathLike) -> Estimator:

@@ -56,7 +56,7 @@ def with_tags(sents: list, column: str, tags) -> list:
         t = list(t)
         if len(t) != len(s.forms):
             raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
-        fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "heads", "deprels")}
+        fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "feats", "heads", "deprels")}
         fields[column] = t
         out.append(SimpleNamespace(**fields))
     return out

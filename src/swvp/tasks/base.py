@@ -167,13 +167,19 @@ class Estimator(Params):
         """``__init__`` parameters of a file without ``params`` (written by swvp before they were recorded)."""
         raise NotImplementedError
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic)."""
+    def file_contents(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(header, arrays) of the model file: the fitted state, the settings and the parameters (a pipeline stores
+        its stages' contents inside its own file)."""
         self._check_fitted()
         meta, arrays = self._state()
         meta["settings"] = {**meta.get("settings", {}), **learner_settings(self._learner())}
         params = {k: encode(v) for k, v in self.get_params(deep=False).items()}
         meta["params"] = {k: v for k, v in params.items() if v is not _SKIP}
+        return meta, arrays
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic)."""
+        meta, arrays = self.file_contents()
         save_model(path, self.MODEL_KIND, meta, arrays)
 
     @classmethod

@@ -22,7 +22,7 @@ import numpy as np
 from swvp._config import FLOAT, INT
 from swvp.exceptions import DataError
 from swvp.features._arc_kernels import N_LABEL_FEATS, label_rows
-from swvp.features.arc import ArcFeatures
+from swvp.features.arc import ArcFeatures, checked_tag_features
 from swvp.learn._multiclass import label_epoch, label_predict
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.problems.tree import TreeProblem, decoder_code
@@ -53,6 +53,7 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
     decoder : "eisner" (projective, both orders) or "cle" (Chu-Liu-Edmonds, non-projective, order 1).
     tags : "upos" or "xpos": the POS column used by the features (gold from the file unless overridden).
     word : "form" (lower-cased) or "lemma" as the word atom.
+    tag_features : morphological features (FEATS names, e.g. ``("Case",)``) whose values join the POS atom.
     learner : a :class:`~swvp.learn.perceptron.Perceptron`; default: averaged CSP, 10 epochs.
     hash_bits : the arc / sibling weight vector has ``2**hash_bits`` entries.
     labeller : train the second-stage arc labeller (DEPREL); without it ``parse`` returns no labels.
@@ -66,10 +67,12 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
 
     def __init__(self, *, order: int = 1, decoder: str = "eisner", tags: str = "upos", word: str = "form",
                  learner: Perceptron | None = None, hash_bits: int = 22, labeller: bool = True,
-                 label_bits: int = 18, label_epochs: int = 5, single_root: bool = True, select_epoch: bool = True):
+                 label_bits: int = 18, label_epochs: int = 5, single_root: bool = True, select_epoch: bool = True,
+                 tag_features: tuple[str, ...] = ()):
         self.order = order
         self.decoder = decoder
         self.tags = tags
+        self.tag_features = tag_features
         self.word = word
         self.learner = learner
         self.hash_bits = hash_bits
@@ -102,7 +105,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         if not sents:
             raise ValueError("fit needs at least one sentence")
         heads = gold_heads(sents, source)
-        self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits).fit(sents)
+        self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits,
+                                     tag_features=self.tag_features).fit(sents)
         data = self.features_.transform(sents)
         problem = self._problem(data, heads)
         dev_problem = None
@@ -287,6 +291,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
             if meta[name] != getattr(self, name):
                 raise ValueError(f"{name} {meta[name]!r} in the header, {getattr(self, name)!r} in the parameters")
         self.features_ = ArcFeatures.from_state(meta["features"])
+        if self.features_.tag_features != checked_tag_features(self.tag_features):
+            raise ValueError("the header's tag_features disagree with the parameters")
         self.coef_ = dense_weights("coef", arrays, 1 << int(self.hash_bits))
         self.labels_ = None if meta["labels"] is None else checked_labels(meta["labels"], "DEPREL labels")
         self.label_coef_ = None

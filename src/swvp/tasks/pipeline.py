@@ -1,0 +1,402 @@
+"""``Pipeline``: from raw text to a full UD analysis — tokens, sentences, multiword tokens, UPOS / XPOS / FEATS,
+lemmas and a dependency tree — every stage trained by swvp's perceptron engine from one CoNLL-U treebank.
+
+Stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
+
+* ``tokenizer`` — :class:`~swvp.tasks.tokenizer.Tokenizer`: tokens, sentences and multiword tokens from raw text;
+* ``tagger`` — :class:`~swvp.tasks.morphology.MorphologicalTagger`: UPOS, XPOS and FEATS as one joint tag;
+* ``lemmatizer`` — :class:`~swvp.tasks.lemmatizer.Lemmatizer`: lemmas as edits of the form;
+* ``parser`` — :class:`~swvp.tasks.transition_parser.TransitionDependencyParser` (default) or
+  :class:`~swvp.tasks.graph_parser.GraphDependencyParser`, trained on **jack-knifed** predicted tags: the training
+  sentences are split into ``jackknife`` folds, each fold tagged by a tagger trained on the others, so that the
+  parser learns from tags as wrong as those it will see (``jackknife=0``: gold tags).
+
+Training runs the independent parts — tokenizer, tagger, lemmatizer and the jack-knife folds — in ``jobs`` worker
+processes, then the parser; ``stage_cpu_seconds_`` records each stage's CPU time. A training file that lacks what a
+stage needs (no LEMMA, no HEAD) stops training with a DataError, or with ``missing="skip"`` leaves that stage out
+and says so in ``skipped_``. The whole pipeline is one model file (:meth:`save`): each stage's header and arrays
+inside it, the format version of every model.
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import os
+import resource
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from types import SimpleNamespace
+
+import numpy as np
+
+from swvp._config import INT
+from swvp.data.conllu import ConlluCorpus, read_conllu
+from swvp.data.text import Document, Sentence, Token, Word, document_from_conllu
+from swvp.exceptions import DataError, ModelFormatError
+from swvp.tasks.base import Estimator
+
+MODEL_KIND = "pipeline"
+STAGES = ("tokenizer", "tagger", "lemmatizer", "parser")
+
+__all__ = ["MODEL_KIND", "STAGES", "Pipeline", "parser_view", "tokenized_document"]
+
+
+# ----------------------------------------------------------------------------------------------- documents
+
+
+def parser_view(doc: Document) -> list[SimpleNamespace]:
+    """The sentences of ``doc`` as the parsers read them: forms, lemmas, upos, xpos, feats, heads ((n + 1,) with −1
+    at 0, or None where no word has a head) and deprels."""
+    out = []
+    for s in doc.sentences:
+        words = s.words
+        heads = None
+        if any(w.head >= 0 for w in words):
+            heads = np.fromiter((-1, *(w.head for w in words)), INT, len(words) + 1)
+        out.append(SimpleNamespace(forms=[w.form for w in words], lemmas=[w.lemma for w in words],
+                                   upos=[w.upos for w in words], xpos=[w.xpos for w in words],
+                                   feats=[w.feats for w in words], heads=heads, deprels=[w.deprel for w in words],
+                                   line_numbers=[w.line for w in words] if words and words[0].line else None))
+    return out
+
+
+def tokenized_document(text: str) -> Document:
+    """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line
+    between paragraphs (each token one word, a space after each)."""
+    doc = Document()
+    newpar = True
+    for line in text.split("\n"):
+        forms = line.split()
+        if not forms:
+            newpar = True
+            continue
+        doc.sentences.append(Sentence([Token(f, [Word(f)]) for f in forms], newpar=newpar and bool(doc.sentences),
+                                      newdoc=not doc.sentences))
+        newpar = False
+    if doc.sentences:
+        doc.sentences[0].newpar = True
+    return doc
+
+
+def _as_corpus(X) -> ConlluCorpus:
+    if isinstance(X, ConlluCorpus):
+        return X
+    if isinstance(X, (str, os.PathLike)):
+        return read_conllu(X)
+    raise TypeError(f"a pipeline trains on a CoNLL-U path or a read ConlluCorpus, not {type(X).__name__}")
+
+
+# ------------------------------------------------------------------------------------------- training tasks
+#: what the training tasks read: set in the parent before the worker processes start (inherited by fork, or passed
+#: once per worker otherwise)
+_SHARED: dict = {}
+
+
+def _init_worker(shared: dict) -> None:
+    _SHARED.update(shared)
+
+
+def _fold_sentences(n: int, folds: int, k: int) -> tuple[list[int], list[int]]:
+    """(training, held-out) sentence indices of fold k: sentence i is held out in fold i mod ``folds``."""
+    held = list(range(k, n, folds))
+    rest = [i for i in range(n) if i % folds != k]
+    return rest, held
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its finished child processes."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def unfitted(estimator: Estimator) -> Estimator:
+    """A new estimator with the same parameters and no fitted state (scikit-learn's ``clone``, without it)."""
+    return type(estimator)(**estimator.get_params(deep=False))
+
+
+def _run_task(name: str):
+    """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags."""
+    t0 = time.process_time()
+    sh = _SHARED
+    if name == "tokenizer":
+        result = sh["stages"]["tokenizer"].fit(sh["train_corpus"], dev=sh["dev_corpus"])
+    elif name in ("tagger", "lemmatizer"):
+        result = sh["stages"][name].fit(sh["train_doc"], dev=sh["dev_doc"])
+    else:  # "fold k": the held-out sentences tagged by a tagger trained on the others
+        k = int(name.split()[1])
+        doc = sh["train_doc"]
+        rest, held = _fold_sentences(len(doc.sentences), sh["folds"], k)
+        tagger = unfitted(sh["stages"]["tagger"]).fit(Document([doc.sentences[i] for i in rest]), dev=sh["dev_doc"])
+        result = (held, tagger.predict(Document([doc.sentences[i] for i in held])))
+    return result, time.process_time() - t0
+
+
+def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str], None] | None = None) -> dict:
+    """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}."""
+    _SHARED.clear()
+    _SHARED.update(shared)
+    out = {}
+    try:
+        if jobs <= 1 or len(names) <= 1:
+            for name in names:
+                out[name] = _run_task(name)
+                if on_done is not None:
+                    on_done(name)
+            return out
+        fork = "fork" in multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if fork else None)
+        kwargs = {} if fork else {"initializer": _init_worker, "initargs": (shared,)}
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx, **kwargs) as pool:
+            futures = {pool.submit(_run_task, name): name for name in names}
+            for fut in as_completed(futures):
+                out[futures[fut]] = fut.result()
+                if on_done is not None:
+                    on_done(futures[fut])
+        return out
+    finally:
+        _SHARED.clear()
+
+
+# ------------------------------------------------------------------------------------------------ the task
+
+
+class Pipeline(Estimator):
+    """Raw text → tokens, sentences, tags, lemmas and trees (see the module docstring).
+
+    Parameters
+    ----------
+    tokenizer, tagger, lemmatizer, parser : the stage estimators (unfitted); None: each stage's defaults.
+    stages : the stages to train, in order, among ``("tokenizer", "tagger", "lemmatizer", "parser")``.
+    jackknife : folds of the parser's predicted training tags (>= 2), or 0: the parser trains on gold tags.
+    jobs : worker processes for the independent training tasks.
+    missing : ``"refuse"`` (a DataError when the training file lacks what a stage needs) or ``"skip"`` the stage.
+    """
+
+    MODEL_KIND = MODEL_KIND
+
+    def __init__(self, *, tokenizer=None, tagger=None, lemmatizer=None, parser=None, stages: tuple[str, ...] = STAGES,
+                 jackknife: int = 10, jobs: int = 1, missing: str = "refuse"):
+        self.tokenizer = tokenizer
+        self.tagger = tagger
+        self.lemmatizer = lemmatizer
+        self.parser = parser
+        self.stages = stages
+        self.jackknife = jackknife
+        self.jobs = jobs
+        self.missing = missing
+
+    def _learner(self):  # the stages have their own learners
+        from swvp.learn.perceptron import Perceptron
+
+        return Perceptron()
+
+    def _stage(self, name: str) -> Estimator:
+        """The unfitted estimator of a stage (the parameter, or the stage's default)."""
+        given = getattr(self, name)
+        if given is not None:
+            return given
+        if name == "tokenizer":
+            from swvp.tasks.tokenizer import Tokenizer
+
+            return Tokenizer()
+        if name == "tagger":
+            from swvp.tasks.morphology import MorphologicalTagger
+
+            return MorphologicalTagger(features="morph")
+        if name == "lemmatizer":
+            from swvp.tasks.lemmatizer import Lemmatizer
+
+            return Lemmatizer()
+        from swvp.tasks.transition_parser import TransitionDependencyParser
+
+        return TransitionDependencyParser(tag_features=("Case", "VerbForm"))
+
+    def _validate(self) -> tuple[str, ...]:
+        stages = tuple(self.stages)
+        if not stages or any(s not in STAGES for s in stages) or len(set(stages)) != len(stages):
+            raise ValueError(f"stages must be distinct names among {STAGES}, got {self.stages!r}")
+        if self.missing not in ("refuse", "skip"):
+            raise ValueError(f"missing must be 'refuse' or 'skip', got {self.missing!r}")
+        if isinstance(self.jackknife, bool) or int(self.jackknife) != self.jackknife or self.jackknife == 1 \
+                or self.jackknife < 0:
+            raise ValueError(f"jackknife must be 0 (gold tags) or a number of folds >= 2, got {self.jackknife!r}")
+        if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or self.jobs < 1:
+            raise ValueError(f"jobs must be a positive integer, got {self.jobs!r}")
+        if "parser" in stages and "tagger" not in stages and self.jackknife:
+            raise ValueError("jack-knifed parser training needs the tagger stage (or jackknife=0)")
+        return stages
+
+    # -- training ----------------------------------------------------------------------------------------------
+    def fit(self, X, *, dev=None, progress: bool = False) -> Pipeline:
+        """Train every stage on the CoNLL-U treebank ``X`` (a path or a read corpus); ``dev`` (same) selects epochs.
+
+        ``progress``: progress bars (one per stage, or one over the parallel tasks).
+        """
+        stages = self._validate()
+        t_start = _cpu_seconds()
+        train_corpus = _as_corpus(X)
+        dev_corpus = None if dev is None else _as_corpus(dev)
+        train_doc = document_from_conllu(train_corpus)
+        dev_doc = None if dev_corpus is None else document_from_conllu(dev_corpus)
+        self.skipped_ = {}
+        stages = self._check_data(stages, train_doc, train_corpus.path)
+        est = {name: unfitted(self._stage(name)) for name in stages}
+        folds = int(self.jackknife) if "parser" in stages else 0
+        tasks = [n for n in ("tokenizer", "tagger", "lemmatizer") if n in stages] + [f"fold {k}" for k in range(folds)]
+        shared = {"stages": est, "train_corpus": train_corpus, "dev_corpus": dev_corpus, "train_doc": train_doc,
+                  "dev_doc": dev_doc, "folds": folds}
+        bar = None
+        if progress and tasks:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(tasks), unit="task", desc="stages", dynamic_ncols=True)
+        try:
+            results = _run_tasks(tasks, int(self.jobs), shared, None if bar is None else lambda name: (
+                bar.set_postfix_str(f"{name} done", refresh=False), bar.update(1)))
+        finally:
+            if bar is not None:
+                bar.close()
+        self.stages_ = {}
+        cpu = {}
+        for name in ("tokenizer", "tagger", "lemmatizer"):
+            if name in results:
+                self.stages_[name], cpu[name] = results[name]
+        if folds:
+            cpu["jackknife"] = sum(results[f"fold {k}"][1] for k in range(folds))
+        if "parser" in stages:
+            t0 = time.process_time()
+            self.stages_["parser"] = self._fit_parser(est["parser"], train_doc, dev_doc,
+                                                      [results[f"fold {k}"][0] for k in range(folds)], progress)
+            cpu["parser"] = time.process_time() - t0
+        cpu["total"] = _cpu_seconds() - t_start  # this process and its workers, reading the data included
+        self.stage_cpu_seconds_ = cpu
+        return self
+
+    def _check_data(self, stages: tuple[str, ...], doc: Document, source: str | None) -> tuple[str, ...]:
+        """The stages the training data allows; a lacking column refuses or skips the stage (``missing``)."""
+        words = doc.words
+        lacks = {}
+        if "lemmatizer" in stages and sum(w.lemma == "_" for w in words) > len(words) // 2:
+            lacks["lemmatizer"] = "the training file has no LEMMA column ('_' for most words)"
+        if "parser" in stages and any(all(w.head < 0 for w in s.words) for s in doc.sentences):
+            lacks["parser"] = "the training file has sentences without HEAD ('_'): no trees to learn from"
+        if "tagger" in stages and any(w.upos == "_" for w in words):
+            lacks["tagger"] = "the training file has words without UPOS ('_')"
+        for name, why in lacks.items():
+            if self.missing == "refuse":
+                raise DataError(source, None, f"{name}: {why} (missing='skip' / --skip-missing leaves the stage out)")
+            self.skipped_[name] = why
+        kept = tuple(s for s in stages if s not in lacks)
+        if "parser" in kept and "tagger" not in kept and self.jackknife:
+            raise DataError(source, None, "parser: jack-knifed tags need the tagger stage, which was left out")
+        return kept
+
+    def _fit_parser(self, parser, train_doc: Document, dev_doc: Document | None, folds: list, progress: bool):
+        """The parser trained on the jack-knifed tags of the training data (gold tags without folds); its dev data
+        is tagged by the full tagger."""
+        train = copy.deepcopy(train_doc)
+        tagger = self.stages_.get("tagger")
+        if folds:
+            for held, labels in folds:
+                for i, sent_labels in zip(held, labels, strict=True):
+                    for w, t in zip(train.sentences[i].words, sent_labels, strict=True):
+                        tagger._write(w, t)
+        dev = None
+        if dev_doc is not None:
+            dev = copy.deepcopy(dev_doc)
+            if folds and tagger is not None:
+                tagger.annotate(dev)
+        on_progress, bar = None, None
+        if progress:
+            from tqdm.auto import tqdm
+
+            epochs = parser._learner().epochs
+            bar = tqdm(total=epochs * len(train.sentences), unit="sent", desc="parser", dynamic_ncols=True)
+
+            def on_progress(epoch, done, total, stats):
+                bar.set_description(f"parser epoch {epoch}/{epochs}", refresh=False)
+                bar.update((epoch - 1) * total + done - bar.n)
+        try:
+            return parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
+                              on_progress=on_progress)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    # -- prediction --------------------------------------------------------------------------------------------
+    def _is_fitted(self) -> bool:
+        return hasattr(self, "stages_")
+
+    def analyze(self, text: str) -> Document:
+        """The analysis of raw text (a blank line separates paragraphs) as a :class:`~swvp.data.text.Document`."""
+        self._check_fitted()
+        tokenizer = self.stages_.get("tokenizer")
+        if tokenizer is None:
+            raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
+                             "CoNLL-U (annotate)")
+        return self.annotate(tokenizer.tokenize(text))
+
+    def __call__(self, text: str) -> str:
+        """The CoNLL-U analysis of raw text."""
+        return self.analyze(text).to_conllu()
+
+    def annotate(self, doc: Document) -> Document:
+        """Fill every column the pipeline predicts (FEATS, UPOS, XPOS, LEMMA, HEAD, DEPREL) of ``doc``'s words, in
+        place, keeping its sentences and tokens; returns ``doc``."""
+        self._check_fitted()
+        if not doc.sentences:
+            return doc
+        tagger = self.stages_.get("tagger")
+        if tagger is not None:
+            tagger.annotate(doc)
+        lemmatizer = self.stages_.get("lemmatizer")
+        if lemmatizer is not None:
+            lemmatizer.annotate(doc)
+        parser = self.stages_.get("parser")
+        if parser is not None:
+            heads, rels = parser.parse(parser_view(doc))
+            for sent, h, r in zip(doc.sentences, heads, rels if rels is not None else [None] * len(heads),
+                                  strict=True):
+                for d, w in enumerate(sent.words, start=1):
+                    w.head = int(h[d])
+                    w.deprel = r[d - 1] if r is not None else ("root" if h[d] == 0 else "dep")
+        return doc
+
+    # -- persistence -------------------------------------------------------------------------------------------
+    def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta = {"stages": {}, "stage_cpu_seconds": self.stage_cpu_seconds_, "skipped": self.skipped_}
+        arrays = {}
+        for name, est in self.stages_.items():
+            smeta, sarrays = est.file_contents()
+            meta["stages"][name] = {"kind": est.MODEL_KIND, "header": smeta}
+            arrays.update({f"{name}/{k}": v for k, v in sarrays.items()})
+        return meta, arrays
+
+    @classmethod
+    def _legacy_params(cls, meta: dict) -> dict:
+        raise ValueError("the file records no parameters")
+
+    def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        from swvp.tasks import ESTIMATORS
+
+        stages = meta["stages"]
+        if not isinstance(stages, dict) or any(name not in STAGES for name in stages):
+            raise ValueError(f"stages must be an object with keys among {STAGES}")
+        self.stages_ = {}
+        for name in STAGES:
+            if name not in stages:
+                continue
+            entry = stages[name]
+            cls = ESTIMATORS.get(entry["kind"])
+            if cls is None or cls is Pipeline:
+                raise ValueError(f"stage {name}: unknown model kind {entry['kind']!r}")
+            prefix = name + "/"
+            sarrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            try:
+                self.stages_[name] = cls.from_file_contents(entry["header"], sarrays, f"stage {name}")
+            except ModelFormatError as err:
+                raise ValueError(str(err)) from err
+        self.stage_cpu_seconds_ = dict(meta.get("stage_cpu_seconds", {}))
+        self.skipped_ = dict(meta.get("skipped", {}))
