@@ -39,7 +39,8 @@ LENGTH_CAP = 6
 #: The templates, each a ``|``-joined list of reads ``atom[±offset]``; a template's id is its index (append only).
 #: Atoms: c character, l lowercase character, k category, ps / pe units from the chunk's start / to its end
 #: (capped), le / ls the longest training token ending / starting at the unit (capped), lx the chunk-lexicon flags,
-#: w the chunk (a training chunk seen at least twice, else unknown). The bias is the template without reads.
+#: w the chunk (a training chunk seen at least twice, else unknown); me / ms / mx the same look-ups as le / ls / lx
+#: in the lexicon of the words of multiword tokens. The bias is the template without reads.
 TEMPLATES = (
     "", "c", "c-1", "c+1", "c-2", "c+2", "l-3", "l+3", "k", "k-1", "k+1", "k-2", "k+2",
     "c|c+1", "c-1|c", "c+1|c+2", "c-1|c|c+1", "c|c+1|c+2", "c-2|c-1|c", "l-2|l-1|l", "l+1|l+2|l+3",
@@ -47,9 +48,10 @@ TEMPLATES = (
     "pe|c", "pe|c+1", "pe|c|c+1", "pe|k|k+1", "pe|k-1|k", "ps|c", "ps|pe", "ps|pe|k", "pe|k+1|k+2",
     "le|c", "ls+1|c+1", "le|ls+1", "le|ls+1|pe", "lx", "lx|c", "lx|c+1", "lx|pe", "le|pe|c",
     "w|pe", "w+1|pe", "w|c", "w|w+1",
+    "ms+1|lx", "mx|lx", "ms+1|le", "mx|c", "mx|pe", "ms+1|c|c+1",
 )
 _READ = re.compile(r"^([a-z]+)([+-][0-9])?$")
-ATOMS = ("c", "l", "k", "ps", "pe", "le", "ls", "lx", "w")
+ATOMS = ("c", "l", "k", "ps", "pe", "le", "ls", "lx", "w", "me", "ms", "mx")
 
 
 def _parse(spec: str) -> tuple[tuple[str, int], ...]:
@@ -156,18 +158,32 @@ def lowercase_keys(words: list[str]) -> np.ndarray:
     return C.string_keys(lower, offsets)
 
 
+def _clean(words) -> list[str]:
+    """Distinct lowercased strings without whitespace, sorted."""
+    return sorted({w.lower() for w in words if w and not any(ch.isspace() for ch in w)})
+
+
+def _table(words: list[str]) -> tuple[np.ndarray, int]:
+    """The lexicon key table ``(tkeys, bits)`` of :func:`swvp.features._template_kernels.key_table`."""
+    keys = lowercase_keys(words) if words else np.zeros(0, INT)
+    tkeys, _, bits = K.key_table(keys, np.zeros(keys.shape[0], INT))
+    return tkeys, bits
+
+
 class CharacterFeatures:
     """Extracts the unit features of :data:`TEMPLATES`; ``fit_transform`` freezes the vocabularies and ids.
 
-    ``lexicon``: the training tokens the lexicon atoms look up (lowercased); ``max_length``: the longest lexicon
-    string matched inside a chunk (whole-chunk, prefix and rest-of-chunk matches have no limit).
+    ``lexicon``: the training tokens the lexicon atoms look up (lowercased); ``words``: the words of multiword
+    tokens, for the atoms ``me`` / ``ms`` / ``mx``; ``max_length``: the longest lexicon string matched inside a
+    chunk (whole-chunk, prefix and rest-of-chunk matches have no limit).
     """
 
-    def __init__(self, lexicon: list[str], max_length: int = 20):
-        self.lexicon = sorted({w.lower() for w in lexicon if w and not any(ch.isspace() for ch in w)})
+    def __init__(self, lexicon: list[str], words: list[str] = (), max_length: int = 20):
+        self.lexicon = _clean(lexicon)
+        self.words = _clean(words)
         self.max_length = int(max_length)
-        keys = lowercase_keys(self.lexicon) if self.lexicon else np.zeros(0, INT)
-        self._table = K.key_table(keys, np.zeros(keys.shape[0], INT))[0::2]  # (tkeys, bits)
+        self._table = _table(self.lexicon)
+        self._words_table = _table(self.words)
         self.chars_: np.ndarray | None = None  # sorted code points of the training text
         self.chunks_: np.ndarray | None = None  # sorted keys of the chunks seen twice in training
         self.keys_: np.ndarray | None = None  # sorted int64 feature keys
@@ -184,6 +200,8 @@ class CharacterFeatures:
         idx = np.arange(n, dtype=INT)
         ends, starts, flags, chunk = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *self._table,
                                                      self.max_length)
+        wends, wstarts, wflags, _ = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *self._words_table,
+                                                    self.max_length)
         atoms = np.empty((n, len(ATOMS)), INT)
         atoms[:, 0] = _ids(u.cps, self.chars_)
         atoms[:, 1] = _ids(lower, self.chars_)
@@ -194,6 +212,9 @@ class CharacterFeatures:
         atoms[:, 6] = np.minimum(starts, LENGTH_CAP) + 2
         atoms[:, 7] = flags + 2
         atoms[:, 8] = _ids(chunk, self.chunks_)
+        atoms[:, 9] = np.minimum(wends, LENGTH_CAP) + 2
+        atoms[:, 10] = np.minimum(wstarts, LENGTH_CAP) + 2
+        atoms[:, 11] = wflags + 2
         return atoms, chunk
 
     def _keys(self, u: CharUnits) -> np.ndarray:
@@ -232,14 +253,15 @@ class CharacterFeatures:
         """JSON-able settings and the lexicon, and the arrays (vocabularies, feature keys in id order)."""
         by_id = np.empty_like(self.keys_)
         by_id[self.key_ids_] = self.keys_
-        meta = {"templates": list(TEMPLATES), "max_length": self.max_length, "lexicon": self.lexicon}
+        meta = {"templates": list(TEMPLATES), "max_length": self.max_length, "lexicon": self.lexicon,
+                "words": self.words}
         return meta, {"chars": self.chars_, "chunks": self.chunks_, "feature_keys": by_id}
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> CharacterFeatures:
         if list(meta["templates"]) != list(TEMPLATES):
             raise ValueError("the model's character templates differ from this swvp's")
-        obj = cls(list(meta["lexicon"]), int(meta["max_length"]))
+        obj = cls(list(meta["lexicon"]), list(meta["words"]), int(meta["max_length"]))
         obj.chars_ = np.asarray(arrays["chars"], INT)
         obj.chunks_ = np.asarray(arrays["chunks"], INT)
         by_id = np.asarray(arrays["feature_keys"], INT)

@@ -157,7 +157,8 @@ class Tokenizer(Estimator):
         self.mwt_ = {f: (list(analyses[f].most_common(1)[0][0]) if 2 * c > counts[f] else []) for f, c in
                      split.items()}
         lexicon = [f for f, c in counts.items() if c >= self.lexicon_min_count]
-        self.features_ = CharacterFeatures(lexicon, self.max_lexicon_length)
+        words = {w for a in analyses.values() for ws in a for w in ws[1:]}
+        self.features_ = CharacterFeatures(lexicon, sorted(words), self.max_lexicon_length)
         gold = _Gold(paragraphs)
         u = gold.units
         feats = self.features_.fit_transform(u)
