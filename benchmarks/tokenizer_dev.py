@@ -31,6 +31,7 @@ from swvp.data.conllu import read_conllu  # noqa: E402
 from swvp.data.paths import data_path  # noqa: E402
 from swvp.data.text import Document, raw_text_of_conllu  # noqa: E402
 from swvp.data.textio import read_text  # noqa: E402
+from swvp.learn.perceptron import Perceptron  # noqa: E402
 from swvp.tasks.tokenizer import Tokenizer  # noqa: E402
 
 TREEBANKS = ("en_ewt", "el_gdt", "tr_imst", "hu_szeged")
@@ -64,11 +65,19 @@ def parse_variant(spec: str) -> tuple[str, dict]:
     return name, out
 
 
+def tokenizer(params: dict) -> Tokenizer:
+    """A Tokenizer with ``params``; ``epochs=N`` sets the default learner's epoch count."""
+    params = dict(params)
+    if "epochs" in params:
+        params["learner"] = Perceptron(epochs=int(params.pop("epochs")), random_state=params.get("random_state", 0))
+    return Tokenizer(**params)
+
+
 def run(tb: str, params: dict) -> dict:
     train_path, dev_path = data_path(f"ud/{tb}/train.conllu.xz"), data_path(f"ud/{tb}/dev.conllu.xz")
     train, dev = read_conllu(train_path), read_conllu(dev_path)
     t0 = H.stamp()
-    tok = Tokenizer(**params).fit(train, dev=dev)
+    tok = tokenizer(params).fit(train, dev=dev)
     wall, cpu = H.since(t0)
     raw = raw_text_of_conllu(dev)
     (twall, _), doc = H.best_of(lambda: tok.tokenize(raw), 3)

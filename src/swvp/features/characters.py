@@ -193,15 +193,21 @@ class CharacterFeatures:
     def n_feats(self) -> int:
         return 0 if self.keys_ is None else int(self.keys_.shape[0])
 
-    def _atoms(self, u: CharUnits) -> tuple[np.ndarray, np.ndarray]:
-        """(n, len(ATOMS)) atom ids and the chunk keys (n,)."""
+    def _atoms(self, u: CharUnits, folds: np.ndarray | None = None,
+               fold_lexicons: list[tuple[list[str], list[str]]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(n, len(ATOMS)) atom ids and the chunk keys (n,); with ``folds`` (n,) the lexicon atoms of a unit of fold
+        f look up ``fold_lexicons[f]`` (its tokens and multiword-token words) instead of the whole lexicon."""
         n = u.n_units
         lower, cat, _ = _char_properties(u.cps) if n else (u.cps, u.cps, u.cps)
         idx = np.arange(n, dtype=INT)
-        ends, starts, flags, chunk = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *self._table,
-                                                     self.max_length)
-        wends, wstarts, wflags, _ = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *self._words_table,
-                                                    self.max_length)
+        lex = self._lexicon_atoms(lower, u, self._table, self._words_table)
+        if folds is not None:
+            for f, (lexicon, words) in enumerate(fold_lexicons):
+                at = folds == f
+                fold = self._lexicon_atoms(lower, u, _table(_clean(lexicon)), _table(_clean(words)))
+                for a, b in zip(lex[:3] + lex[4:], fold[:3] + fold[4:]):  # the chunk key (index 3) is the same
+                    a[at] = b[at]
+        ends, starts, flags, chunk, wends, wstarts, wflags = lex
         atoms = np.empty((n, len(ATOMS)), INT)
         atoms[:, 0] = _ids(u.cps, self.chars_)
         atoms[:, 1] = _ids(lower, self.chars_)
@@ -217,20 +223,31 @@ class CharacterFeatures:
         atoms[:, 11] = wflags + 2
         return atoms, chunk
 
-    def _keys(self, u: CharUnits) -> np.ndarray:
-        atoms, _ = self._atoms(u)
+    def _lexicon_atoms(self, lower: np.ndarray, u: CharUnits, table, words_table) -> list[np.ndarray]:
+        """Token-lexicon (ends, starts, flags, chunk key) then word-lexicon (ends, starts, flags) arrays."""
+        tok = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *table, self.max_length)
+        wrd = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *words_table, self.max_length)
+        return [*tok, *wrd[:3]]
+
+    def _keys(self, u: CharUnits, folds: np.ndarray | None = None, fold_lexicons=None) -> np.ndarray:
+        atoms, _ = self._atoms(u, folds, fold_lexicons)
         flags = np.zeros((u.n_units, 1), np.bool_)
         return K.template_keys(atoms, flags, u.offsets, *_TABLE)
 
-    def fit_transform(self, u: CharUnits) -> SequenceFeatures:
-        """Freeze the character and chunk vocabularies and the feature ids on the training units."""
+    def fit_transform(self, u: CharUnits, folds: np.ndarray | None = None,
+                      fold_lexicons: list[tuple[list[str], list[str]]] | None = None) -> SequenceFeatures:
+        """Freeze the character and chunk vocabularies and the feature ids on the training units.
+
+        ``folds`` (n,) and ``fold_lexicons`` (one (tokens, words) pair per fold): jackknifed lexicon atoms, each
+        unit's from the lexicon of the other folds, so that training sees the lexicon's coverage of new text.
+        """
         self.chars_ = np.unique(u.cps)
         self.chunks_ = np.zeros(0, INT)
         _, chunk = self._atoms(u)
         starts = chunk[u.chunk_start == np.arange(u.n_units)]
         uniq, counts = np.unique(starts, return_counts=True)
         self.chunks_ = uniq[counts >= 2]
-        keys = self._keys(u)
+        keys = self._keys(u, folds, fold_lexicons)
         uniq, counts = np.unique(keys[keys >= 0], return_counts=True)
         key_ids = np.empty(uniq.shape[0], INT)
         key_ids[np.argsort(-counts, kind="stable")] = np.arange(uniq.shape[0], dtype=INT)

@@ -14,13 +14,15 @@ from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
+from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 #: Model kind (the ``kind`` of a model file's header) → estimator class.
 ESTIMATORS: dict[str, type[Estimator]] = {cls.MODEL_KIND: cls for cls in (SequenceTagger, GraphDependencyParser,
-                                                                            TransitionDependencyParser, Reranker)}
+                                                                            TransitionDependencyParser, Reranker,
+                                                                            Tokenizer)}
 
-__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Reranker", "SequenceTagger",
+__all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Reranker", "SequenceTagger", "Tokenizer",
            "TransitionDependencyParser", "load"]
 
 

@@ -95,6 +95,12 @@ class _Gold:
                     k += 1
         self.labels = boundary_labels(u.chunk_end == np.arange(u.n_units), token_last, sentence_last,
                                       np.asarray(word_last, INT))
+        #: units of each sentence: sentence s owns units up to and including sentence_last[s] (the whitespace-free
+        #: glue before the next sentence belongs to the earlier one; the first owns everything before it)
+        self.sentence_size = np.diff(np.concatenate([[-1], sentence_last[:-1], [u.n_units - 1]]))
+
+    def sentence_units(self, s: int) -> int:
+        return int(self.sentence_size[s])
 
 
 class Tokenizer(Estimator):
@@ -107,6 +113,9 @@ class Tokenizer(Estimator):
     random_state : seed of the default learner (a given learner keeps its own).
     segment_length : training sequences are cut at whitespace into segments of about this many characters.
     lexicon_min_count : training tokens seen at least this often feed the lexicon features.
+    lexicon_folds : K > 1: jackknifed lexicon features in training — the sentences are cut into K contiguous
+        blocks and a unit's lexicon atoms look up the tokens of the other blocks only, so the model learns how far
+        to trust the lexicon on text whose tokens it has not all seen; 0 or 1: the whole lexicon.
     max_lexicon_length : the longest lexicon token looked up inside a whitespace-delimited chunk.
     select_epoch : with dev data, keep the epoch with the best dev boundary F1 (else the last).
     """
@@ -114,11 +123,13 @@ class Tokenizer(Estimator):
     MODEL_KIND = MODEL_KIND
 
     def __init__(self, *, learner: Perceptron | None = None, random_state: int | None = 0, segment_length: int = 300,
-                 lexicon_min_count: int = 2, max_lexicon_length: int = 20, select_epoch: bool = True):
+                 lexicon_min_count: int = 2, lexicon_folds: int = 0, max_lexicon_length: int = 20,
+                 select_epoch: bool = True):
         self.learner = learner
         self.random_state = random_state
         self.segment_length = segment_length
         self.lexicon_min_count = lexicon_min_count
+        self.lexicon_folds = lexicon_folds
         self.max_lexicon_length = max_lexicon_length
         self.select_epoch = select_epoch
 
@@ -142,26 +153,39 @@ class Tokenizer(Estimator):
         paragraphs = training_paragraphs(_corpus(X))
         if not paragraphs:
             raise ValueError("fit needs at least one sentence")
-        counts: Counter[str] = Counter()
+        sentences = [s for p in paragraphs for s in p.sentences]
+        K = int(self.lexicon_folds)
+        # jackknife folds: K contiguous blocks of sentences
+        sent_fold = (np.arange(len(sentences)) * max(K, 1)) // len(sentences)
+        fold_counts: list[Counter[str]] = [Counter() for _ in range(max(K, 1))]
+        fold_words: list[set[str]] = [set() for _ in range(max(K, 1))]
         split: Counter[str] = Counter()
         analyses: dict[str, Counter] = defaultdict(Counter)
-        for p in paragraphs:
-            for s in p.sentences:
-                for t in s.tokens:
-                    low = t.form.lower()
-                    counts[low] += 1
-                    if t.is_multiword:
-                        split[low] += 1
-                        analyses[low][tuple(w.form.lower() for w in t.words)] += 1
+        for s, f in zip(sentences, sent_fold.tolist()):
+            for t in s.tokens:
+                low = t.form.lower()
+                fold_counts[f][low] += 1
+                if t.is_multiword:
+                    split[low] += 1
+                    analyses[low][tuple(w.form.lower() for w in t.words)] += 1
+                    fold_words[f].update(w.form.lower() for w in t.words[1:])
+        counts = sum(fold_counts, Counter())
         # forms split in most occurrences → their most frequent analysis; split in a minority → kept whole ([])
         self.mwt_ = {f: (list(analyses[f].most_common(1)[0][0]) if 2 * c > counts[f] else []) for f, c in
                      split.items()}
         lexicon = [f for f, c in counts.items() if c >= self.lexicon_min_count]
-        words = {w for a in analyses.values() for ws in a for w in ws[1:]}
-        self.features_ = CharacterFeatures(lexicon, sorted(words), self.max_lexicon_length)
+        self.features_ = CharacterFeatures(lexicon, sorted(set().union(*fold_words)), self.max_lexicon_length)
         gold = _Gold(paragraphs)
         u = gold.units
-        feats = self.features_.fit_transform(u)
+        folds = fold_lexicons = None
+        if K > 1:
+            fold_lexicons = []
+            for f in range(K):
+                rest = counts - fold_counts[f]
+                fold_lexicons.append(([w for w, c in rest.items() if c >= self.lexicon_min_count],
+                                      sorted(set().union(*(fold_words[:f] + fold_words[f + 1:])))))
+            folds = np.repeat(sent_fold, [gold.sentence_units(s) for s in range(len(sentences))])
+        feats = self.features_.fit_transform(u, folds, fold_lexicons)
         problem = CharacterChain(feats, gold.labels,
                                  segment_offsets(u.offsets, u.chunk_end == np.arange(u.n_units),
                                                  int(self.segment_length)))
