@@ -4,6 +4,7 @@ cases of raw text, persistence, and the UD validator on its output."""
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -25,9 +26,11 @@ LETTERS = "abdeghiklmnoprstuvzüö"
 def synthetic_conllu(n: int, seed: int) -> str:
     """Sentences of a made-up language with capitalised starts, commas, «quotes», the abbreviation "dr." before a
     name, sentence ends . ! ? (a fifth of them with no space before the next sentence), the multiword tokens
-    "zum" = "zu" + "dem" (not concatenative) and WORD's = WORD + "'s" (any noun), paragraphs of 4 sentences."""
+    "zum" = "zu" + "dem" (not concatenative) and WORD's = WORD + "'s" (any noun), paragraphs of 4 sentences.
+    The vocabulary is the same for every seed; the seed draws the sentences."""
+    vocab = np.random.default_rng(12345)
+    words = sorted({"".join(vocab.choice(list(LETTERS), int(vocab.integers(2, 7)))) for _ in range(150)} - {"dr", "zu"})
     rng = np.random.default_rng(seed)
-    words = sorted({"".join(rng.choice(list(LETTERS), int(rng.integers(2, 7)))) for _ in range(80)} - {"dr", "zu"})
     lines = []
     for s in range(n):
         toks: list[tuple[str, list[str] | None, bool]] = []
@@ -49,8 +52,8 @@ def synthetic_conllu(n: int, seed: int) -> str:
                 f, ws, _ = toks[-1]
                 toks[-1] = (f, ws, False)
                 toks.append((",", None, True))
-        f, ws, _ = toks[0]
-        toks[0] = (f[:1].upper() + f[1:], ([ws[0].capitalize(), *ws[1:]] if ws else None), True)
+        f, ws, sp = toks[0]
+        toks[0] = (f[:1].upper() + f[1:], ([ws[0].capitalize(), *ws[1:]] if ws else None), sp)
         f, ws, _ = toks[-1]
         toks[-1] = (f, ws, False)
         toks.append((str(rng.choice([".", "!", "?"])), None, rng.random() > 0.2))
@@ -75,12 +78,13 @@ def synthetic_conllu(n: int, seed: int) -> str:
 
 
 def fast_learner(epochs: int = 6) -> Perceptron:
-    return Perceptron(epochs=epochs, random_state=0)
+    """Averaged CSP that goes on averaging after the training data is separated (which it is at once here)."""
+    return Perceptron(epochs=epochs, random_state=0, stop_when_separated=False)
 
 
 @pytest.fixture(scope="module")
 def train():
-    return parse_conllu(synthetic_conllu(400, 0))
+    return parse_conllu(synthetic_conllu(800, 0))
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +98,11 @@ def tokenizer(train):
 
 
 def layout(doc: Document) -> list:
-    """Sentences as (newpar, [(form, [words], space_after)]); the text's last token's space_after is free."""
+    """Sentences as (newpar, [(form, [words], space_after)]); space_after at a paragraph's end is free (None)."""
     out = [(bool(s.newpar), [(t.form, [w.form for w in t.words], t.space_after) for t in s.tokens]) for s in doc]
-    if out:
-        par, toks = out[-1]
-        toks[-1] = (*toks[-1][:2], None)
+    for k, (_, toks) in enumerate(out):
+        if k + 1 == len(out) or out[k + 1][0]:
+            toks[-1] = (*toks[-1][:2], None)
     return out
 
 
@@ -117,9 +121,14 @@ def test_gold_labels_give_back_the_gold_tokens(train):
     assert seg.word_last.shape[0] == n_clitic > 0
 
 
+def text_of(corpus) -> str:
+    """The corpus's text as written (sentences glued as SpaceAfter says; raw_text_of_conllu always puts a space)."""
+    return "\n\n".join(p.text for p in training_paragraphs(corpus))
+
+
 def test_learns_the_synthetic_language_perfectly(tokenizer, held_out):
-    raw = raw_text_of_conllu(held_out)
-    assert "».Dr" in raw.replace("!", ".").replace("?", ".") or "..Dr" not in raw  # the generator's shapes
+    raw = text_of(held_out)
+    assert re.search(r"[.!?][A-ZÜÖ]", raw) and "\n\n" in raw  # sentences without a space between, paragraphs
     doc = tokenizer.tokenize(raw)
     gold = document_from_conllu(held_out)
     assert layout(doc) == layout(gold)
@@ -128,7 +137,7 @@ def test_learns_the_synthetic_language_perfectly(tokenizer, held_out):
 
 
 def test_newlines_count_as_spaces(tokenizer, held_out):
-    raw = raw_text_of_conllu(held_out)
+    raw = text_of(held_out)
     rng = np.random.default_rng(3)
     chars = list(raw)
     for i in np.flatnonzero(np.array(chars) == " "):
@@ -138,9 +147,9 @@ def test_newlines_count_as_spaces(tokenizer, held_out):
 
 
 def test_no_space_between_sentences_and_multiword_tokens(tokenizer):
-    doc = tokenizer.tokenize("Zum toka!Bodalek's dr. Kim ran.Dem")
-    assert [[t.form for t in s.tokens] for s in doc] == [["Zum", "toka", "!"], ["Bodalek's", "dr.", "Kim", "ran",
-                                                                                 "."], ["Dem"]]
+    doc = tokenizer.tokenize("Zum pgeg!Bodalek's dr. Tnt mdttbp.Vthp")
+    assert [[t.form for t in s.tokens] for s in doc] == [["Zum", "pgeg", "!"], ["Bodalek's", "dr.", "Tnt", "mdttbp",
+                                                                                 "."], ["Vthp"]]
     assert [w.form for w in doc.sentences[0].tokens[0].words] == ["Zu", "dem"]  # lexicon, casing restored
     assert [w.form for w in doc.sentences[1].tokens[0].words] == ["Bodalek", "'s"]  # unseen: learned boundary
     assert doc.sentences[0].tokens[-1].space_after is False
@@ -178,20 +187,20 @@ def test_any_text_is_segmented_into_its_characters(tokenizer, text):
 def test_mwt_lexicon_majority_and_case():
     def sentence(i, tok):
         rows = [f"# text = Ba {tok[0]} ka."]
-        rows.append(f"1\tBa\t_\tX\t_\t_\t0\troot\t_\t_")
+        rows.append("1\tBa\t_\tX\t_\t_\t0\troot\t_\t_")
         if tok[1]:
             rows.append(f"2-{1 + len(tok[1])}\t{tok[0]}\t_\t_\t_\t_\t_\t_\t_\t_")
             rows += [f"{2 + j}\t{w}\t_\tX\t_\t_\t1\tdep\t_\t_" for j, w in enumerate(tok[1])]
         else:
             rows.append(f"2\t{tok[0]}\t_\tX\t_\t_\t1\tdep\t_\t_")
-        n = 1 + max(1, len(tok[1]))
+        n = 1 + max(1, len(tok[1] or ()))
         rows += [f"{n + 1}\tka\t_\tX\t_\t_\t1\tdep\t_\tSpaceAfter=No", f"{n + 2}\t.\t_\tX\t_\t_\t1\tdep\t_\t_", ""]
         return "\n".join(rows)
 
     toks = [("im", ["in", "dem"]), ("im", None), ("Im", None), ("zum", ["zu", "dem"]), ("ZUM", ["zu", "dem"]),
             ("zum", ["zu", "der"]), ("zur", ["zu", "der"])]
-    corpus = parse_conllu("\n".join(sentence(i, t) for i, t in enumerate(toks * 3)) + "\n")
-    tok = Tokenizer(learner=fast_learner(2)).fit(corpus)
+    corpus = parse_conllu("\n".join(sentence(i, t) for i, t in enumerate(toks * 10)) + "\n")
+    tok = Tokenizer(learner=fast_learner()).fit(corpus)
     assert tok.mwt_ == {"im": [], "zum": ["zu", "dem"], "zur": ["zu", "der"]}
     words = [[w.form for w in t.words] for s in tok.tokenize("Ba ZUM ka. Ba im ka. Ba Zur ka.") for t in s.tokens]
     assert ["ZU", "DEM"] in words and ["im"] in words and ["Zu", "der"] in words
@@ -236,7 +245,7 @@ def test_segments_and_boundary_f1():
     offsets = np.array([0, 10, 12])
     chunk_last = np.zeros(12, bool)
     chunk_last[[2, 5, 6, 9, 11]] = True
-    assert segment_offsets(offsets, chunk_last, 3).tolist() == [0, 3, 6, 7, 10, 12]
+    assert segment_offsets(offsets, chunk_last, 3).tolist() == [0, 3, 6, 10, 12]
     assert segment_offsets(offsets, chunk_last, 100).tolist() == [0, 10, 12]
     assert boundary_f1(np.array([0, 2, 3, 0]), np.array([0, 2, 2, 0])) == 0.5
     assert boundary_f1(np.zeros(3, np.int64), np.zeros(3, np.int64)) == 1.0

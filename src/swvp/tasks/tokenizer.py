@@ -122,8 +122,8 @@ class Tokenizer(Estimator):
 
     MODEL_KIND = MODEL_KIND
 
-    def __init__(self, *, learner: Perceptron | None = None, random_state: int | None = 0, segment_length: int = 300,
-                 lexicon_min_count: int = 2, lexicon_folds: int = 0, max_lexicon_length: int = 20,
+    def __init__(self, *, learner: Perceptron | None = None, random_state: int | None = 0, segment_length: int = 100,
+                 lexicon_min_count: int = 1, lexicon_folds: int = 10, max_lexicon_length: int = 20,
                  select_epoch: bool = True):
         self.learner = learner
         self.random_state = random_state
