@@ -2,7 +2,7 @@
 tokenization speed — one run, one machine.
 
     python benchmarks/tokenizer_dev.py [--treebanks en_ewt,el_gdt,tr_imst,hu_szeged]
-        [--variant NAME:param=value,...]... [--out FILE]
+        [--variant NAME:param=value,...]... [--udpipe el_gdt,...] [--out FILE]
 
 For each treebank, :class:`swvp.tasks.tokenizer.Tokenizer` is trained on ``train`` (with ``dev`` for the choice of
 the epoch) and run on the dev set's raw text as the CoNLL 2018 shared task fed it
@@ -12,7 +12,9 @@ integer heads, so every predicted sentence gets a placeholder tree: word 1 the r
 Training time is the process CPU time of ``fit`` (reading the files excluded, numba kernels loaded from the
 on-disk cache by a warm-up fit first); speed is characters of raw text per second of ``tokenize`` (best of 3
 wall). Each ``--variant`` is a set of Tokenizer parameters (the design alternatives; default: the defaults).
-Dev data only: no test set is read.
+``--udpipe TB,...`` also trains UDPipe 1's tokenizer (``ufal.udpipe``, ``pip install 'swvp[bench]'``; default
+tokenizer options, no tagger or parser, dev as heldout for its early stopping) on the same files and scores it the
+same way. Dev data only: no test set is read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 from udtools.udeval import evaluate, load_conllu  # noqa: E402
 
-from swvp.data.conllu import read_conllu  # noqa: E402
+from swvp.data.conllu import parse_conllu, read_conllu  # noqa: E402
 from swvp.data.paths import data_path  # noqa: E402
-from swvp.data.text import Document, raw_text_of_conllu  # noqa: E402
+from swvp.data.text import Document, document_from_conllu, raw_text_of_conllu  # noqa: E402
 from swvp.data.textio import read_text  # noqa: E402
 from swvp.learn.perceptron import Perceptron  # noqa: E402
 from swvp.tasks.tokenizer import Tokenizer  # noqa: E402
@@ -92,16 +95,67 @@ def run(tb: str, params: dict) -> dict:
     return row
 
 
+def udpipe_run(tb: str) -> dict:
+    """UDPipe 1's tokenizer trained (default options) and scored like :func:`run`."""
+    import ufal.udpipe as u
+
+    def sentences(text: str):
+        reader = u.InputFormat.newConlluInputFormat()
+        reader.setText(text)
+        err, sents, s = u.ProcessingError(), u.Sentences(), u.Sentence()
+        while reader.nextSentence(s, err):
+            sents.append(s)
+            s = u.Sentence()
+        if err.occurred():
+            raise RuntimeError(f"UDPipe could not read the CoNLL-U input: {err.message}")
+        return sents
+
+    dev_path = data_path(f"ud/{tb}/dev.conllu.xz")
+    train, dev = sentences(read_text(data_path(f"ud/{tb}/train.conllu.xz"))), sentences(read_text(dev_path))
+    err = u.ProcessingError()
+    t0 = H.stamp()
+    blob = u.Trainer.train("morphodita_parsito", train, dev, "", "none", "none", err)
+    wall, cpu = H.since(t0)
+    if err.occurred():
+        raise RuntimeError(f"UDPipe training failed: {err.message}")
+    with tempfile.NamedTemporaryFile(suffix=".udpipe") as f:  # UDPipe loads models from files only
+        f.write(blob)
+        f.flush()
+        model = u.Model.load(f.name)
+    raw = raw_text_of_conllu(read_conllu(dev_path))
+
+    def tokenize() -> str:
+        tok = model.newTokenizer(u.Model.DEFAULT)
+        tok.setText(raw)
+        out = u.OutputFormat.newConlluOutputFormat()
+        s, parts = u.Sentence(), []
+        while tok.nextSentence(s, err):
+            parts.append(out.writeSentence(s))
+            s = u.Sentence()
+        return "".join(parts) + out.finishDocument()
+
+    (twall, _), text = H.best_of(tokenize, 3)
+    scores = conll18(read_text(dev_path), document_from_conllu(parse_conllu(text)))
+    row = {"treebank": tb, "system": "UDPipe 1 tokenizer (default options)",
+           **{m: scores[m]["f1"] for m in scores}, "scores": scores, "train_cpu_s": round(cpu, 2),
+           "train_wall_s": round(wall, 2), "chars": len(raw), "chars_per_s": round(len(raw) / twall)}
+    H.log(f"{tb:10s} UDPipe 1 Tokens {row['Tokens']:.2f} Sentences {row['Sentences']:.2f} Words {row['Words']:.2f}"
+          f"  train {cpu:.1f} s CPU  {row['chars_per_s']:,} chars/s")
+    return row
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebanks", default=",".join(TREEBANKS))
     ap.add_argument("--variant", action="append", default=[], help="NAME:param=value,... (repeatable)")
+    ap.add_argument("--udpipe", default="", help="treebanks to train UDPipe 1's tokenizer on too")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     variants = [parse_variant(v) for v in args.variant] or [("default", {})]
     m = H.meta(("udtools",), treebanks=args.treebanks.split(","), reference_udpipe1_el_gdt_test=UDPIPE1_EL_GDT_TEST)
     H.warm_up(lambda: Tokenizer(learner=None).fit(read_conllu(data_path("ud/el_gdt/dev.conllu.xz"))).tokenize("a b."))
     rows = {name: [run(tb, params) for tb in args.treebanks.split(",")] for name, params in variants}
+    udpipe = [udpipe_run(tb) for tb in args.udpipe.split(",") if tb]
     load_end = H.load()
     print(H.title("tokenizer (dev)", m, load_end))
     print(f"{'variant':12s} {'treebank':10s} {'Tokens':>7s} {'Sents':>7s} {'Words':>7s} {'train s':>8s} "
@@ -110,7 +164,11 @@ def main(argv: list[str] | None = None) -> None:
         for r in rs:
             print(f"{name:12s} {r['treebank']:10s} {r['Tokens']:7.2f} {r['Sentences']:7.2f} {r['Words']:7.2f} "
                   f"{r['train_cpu_s']:8.1f} {r['chars_per_s']:9,d}")
-    H.write_json(H.out_path(args.out, "tokenizer_dev"), {**m, "load_end": load_end, "variants": rows})
+    for r in udpipe:
+        print(f"{'UDPipe 1':12s} {r['treebank']:10s} {r['Tokens']:7.2f} {r['Sentences']:7.2f} {r['Words']:7.2f} "
+              f"{r['train_cpu_s']:8.1f} {r['chars_per_s']:9,d}")
+    H.write_json(H.out_path(args.out, "tokenizer_dev"), {**m, "load_end": load_end, "variants": rows,
+                                                          "udpipe1": udpipe})
 
 
 if __name__ == "__main__":
