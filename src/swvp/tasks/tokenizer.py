@@ -70,14 +70,14 @@ def restore_case(form: str, words: list[str]) -> list[str]:
 
 
 class _Gold:
-    """The training text of some paragraphs as units, with their gold labels (one pass over the tokens)."""
+    """The text of some (non-empty list of) paragraphs as units, with the gold labels of the units: ``units``
+    (:class:`~swvp.features.characters.CharUnits` of the paragraphs joined by newlines), ``labels`` (n_units,)."""
 
     def __init__(self, paragraphs: list[TrainingParagraph]):
         texts = [p.text for p in paragraphs]
         starts = np.cumsum([0] + [len(t) + 1 for t in texts])[:-1].astype(INT)
         self.units = u = char_units("\n".join(texts), starts)
-        spans = np.concatenate([p.spans + s for p, s in zip(paragraphs, starts)]) if paragraphs else np.zeros((0, 2),
-                                                                                                              INT)
+        spans = np.concatenate([p.spans + s for p, s in zip(paragraphs, starts)])
         token_last = np.searchsorted(u.pos, spans[:, 1] - 1)
         n_tokens = np.fromiter((len(s.tokens) for p in paragraphs for s in p.sentences), INT)
         sentence_last = token_last[np.cumsum(n_tokens) - 1]
@@ -95,12 +95,9 @@ class _Gold:
                     k += 1
         self.labels = boundary_labels(u.chunk_end == np.arange(u.n_units), token_last, sentence_last,
                                       np.asarray(word_last, INT))
-        #: units of each sentence: sentence s owns units up to and including sentence_last[s] (the whitespace-free
-        #: glue before the next sentence belongs to the earlier one; the first owns everything before it)
+        #: (n_sentences,) units of each sentence: sentence s owns the units after sentence_last[s - 1] up to and
+        #: including sentence_last[s] (the last sentence owns the rest)
         self.sentence_size = np.diff(np.concatenate([[-1], sentence_last[:-1], [u.n_units - 1]]))
-
-    def sentence_units(self, s: int) -> int:
-        return int(self.sentence_size[s])
 
 
 class Tokenizer(Estimator):
@@ -184,7 +181,7 @@ class Tokenizer(Estimator):
                 rest = counts - fold_counts[f]
                 fold_lexicons.append(([w for w, c in rest.items() if c >= self.lexicon_min_count],
                                       sorted(set().union(*(fold_words[:f] + fold_words[f + 1:])))))
-            folds = np.repeat(sent_fold, [gold.sentence_units(s) for s in range(len(sentences))])
+            folds = np.repeat(sent_fold, gold.sentence_size)
         feats = self.features_.fit_transform(u, folds, fold_lexicons)
         problem = CharacterChain(feats, gold.labels,
                                  segment_offsets(u.offsets, u.chunk_end == np.arange(u.n_units),
