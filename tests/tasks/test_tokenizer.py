@@ -280,3 +280,19 @@ def test_greek_dev_set_quickly():
     gold = load_conllu(io.StringIO(document_from_conllu(corpus).to_conllu()), None, {})
     result = evaluate(gold, load_conllu(io.StringIO(doc.to_conllu()), None, {}))
     assert result["Tokens"].f1 > 0.995 and result["Words"].f1 > 0.995 and result["Sentences"].f1 > 0.9
+
+
+def test_long_paragraphs_are_decoded_in_overlapping_windows(tokenizer, held_out, monkeypatch):
+    import swvp.tasks.tokenizer as T
+
+    text = text_of(held_out)
+    one = text.replace("\n\n", " ")  # one long paragraph
+    whole = [layout(tokenizer.tokenize(t)) for t in (text, one)]
+    monkeypatch.setattr(T, "BATCH_UNITS", 300)
+    monkeypatch.setattr(T, "WINDOW_MARGIN", 40)
+    units = T.char_units(one)
+    windows = T._windows(units, 300, 40)
+    assert len(windows) > 5 and windows[0][2] == 0 and windows[-1][3] == units.n_units
+    assert all(w[3] == v[2] for w, v in zip(windows, windows[1:]))  # the kept cores tile the units
+    assert all(a <= ka < kb <= b and units.space_after[kb - 1] for a, b, ka, kb in windows)
+    assert [layout(tokenizer.tokenize(t)) for t in (text, one)] == whole

@@ -40,8 +40,10 @@ from swvp.tasks.base import Estimator, checked_weights
 MODEL_KIND = "tokenizer"
 #: epochs of the default learner (the best dev epoch is kept when dev data is given)
 DEFAULT_EPOCHS = 8
-#: paragraphs are tokenized in batches of about this many characters (bounded memory for the feature keys)
+#: paragraphs are tokenized in batches of about this many characters (bounded memory for the feature keys, ~0.5 KB
+#: per character); a longer paragraph is decoded in windows of this size overlapping by 2 × WINDOW_MARGIN
 BATCH_UNITS = 1 << 19
+WINDOW_MARGIN = 512
 
 
 def _corpus(X) -> ConlluCorpus:
@@ -67,6 +69,39 @@ def restore_case(form: str, words: list[str]) -> list[str]:
     if form[:1].isupper():
         return [words[0][:1].upper() + words[0][1:], *words[1:]]
     return list(words)
+
+
+def _windows(u: CharUnits, size: int, margin: int) -> list[tuple[int, int, int, int]]:
+    """Unit ranges to decode, as (start, end, keep_start, keep_end): batches of whole paragraphs of at most ``size``
+    units, and windows of a longer paragraph cut after chunk ends, each decoded with ``margin`` units of context
+    on either side (within the paragraph) and kept only in its core; the cores tile the units."""
+    off = u.offsets.tolist()
+    cut_after = np.flatnonzero(u.space_after) + 1  # offsets where a window may start or end
+    out = []
+    lo = 0
+    while lo < len(off) - 1:
+        hi = max(int(np.searchsorted(u.offsets, off[lo] + size, side="right")) - 1, lo + 1)
+        a, b = off[lo], off[hi]
+        if hi > lo + 1 or b - a <= size:
+            out.append((a, b, a, b))
+        else:  # one long paragraph
+            core = a
+            while core < b:
+                end = int(cut_after[min(np.searchsorted(cut_after, core + size), cut_after.shape[0] - 1)])
+                end = b if end <= core or end > b or b - end < margin else end
+                wa = int(cut_after[max(np.searchsorted(cut_after, core - margin, side="right") - 1, 0)])
+                wb = int(cut_after[min(np.searchsorted(cut_after, end + margin), cut_after.shape[0] - 1)])
+                out.append((max(a, min(wa, core)), min(b, max(wb, end)), core, end))
+                core = end
+        lo = hi
+    return out
+
+
+def _sub_units(u: CharUnits, a: int, b: int) -> CharUnits:
+    """Units ``a .. b-1`` (whole chunks) as units of their own, cut into the paragraphs they overlap."""
+    off = u.offsets[(u.offsets > a) & (u.offsets < b)]
+    return CharUnits(u.cps[a:b], u.pos[a:b], np.concatenate([[0], off - a, [b - a]]).astype(INT),
+                     u.chunk_start[a:b] - a, u.chunk_end[a:b] - a, u.space_after[a:b])
 
 
 class _Gold:
@@ -223,24 +258,18 @@ class Tokenizer(Estimator):
         Paragraphs are separated by an empty line (a line of only whitespace counts): the first sentence of each
         has ``newpar=True``, the first of the text ``newdoc=True``; ``sent_id`` is left None. Whitespace (a
         newline too) always separates tokens, and a paragraph's end always ends a sentence. Empty or
-        whitespace-only text gives an empty document.
+        whitespace-only text gives an empty document. Paragraphs are decoded whole, in batches of about
+        ``BATCH_UNITS`` characters; a longer paragraph in windows cut at whitespace that overlap by
+        ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text).
         """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"tokenize takes a str, got {type(text).__name__}")
         units = char_units(text, paragraph_starts(text))
         labels = np.empty(units.n_units, INT)
-        # batches of whole paragraphs, so that the (units × templates) key array stays bounded
-        off = units.offsets
-        lo = 0
-        while lo < off.shape[0] - 1:
-            hi = int(np.searchsorted(off, off[lo] + BATCH_UNITS, side="right")) - 1
-            hi = max(hi, lo + 1)
-            a, b = int(off[lo]), int(off[hi])
-            sub = CharUnits(units.cps[a:b], units.pos[a:b], off[lo:hi + 1] - a, units.chunk_start[a:b] - a,
-                            units.chunk_end[a:b] - a, units.space_after[a:b])
-            labels[a:b] = self.predict_labels(sub)
-            lo = hi
+        for a, b, keep_a, keep_b in _windows(units, BATCH_UNITS, WINDOW_MARGIN):
+            sub = _sub_units(units, a, b)
+            labels[keep_a:keep_b] = self.predict_labels(sub)[keep_a - a:keep_b - a]
         return self._document(text, units, labels)
 
     def _document(self, text: str, u: CharUnits, labels: np.ndarray) -> Document:
