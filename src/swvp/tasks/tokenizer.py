@@ -7,7 +7,10 @@ or a sentence boundary (:mod:`swvp.structures.segmentation`) — on the characte
 :mod:`swvp.features.characters`, trained by the perceptron engine (averaged CSP, exact Viterbi, by default).
 Training text is each paragraph rebuilt from the treebank's ``# text`` lines
 (:func:`swvp.data.text.training_paragraphs`); training sequences are segments of about ``segment_length``
-characters cut at whitespace, while features see the whole paragraph; prediction decodes whole paragraphs.
+characters cut at whitespace, while features see the whole paragraph; prediction decodes whole paragraphs. The
+lexicon features of the training text are jackknifed (``lexicon_folds``): a unit looks up the tokens of the other
+blocks of sentences only, so the model learns the lexicon's real coverage of unseen text (with every training token
+found, it learns to trust the lexicon blindly: benchmarks/README.md).
 
 Multiword tokens: a lexicon maps a lowercased token form to its most frequent analysis when the form was split in
 most of its training occurrences (forms split in a minority of them are kept whole); the analysis takes the
@@ -15,6 +18,9 @@ token's casing (sliced from the form when the words concatenate to it, else uppe
 form). A token not in that lexicon is split where the model predicts word boundaries inside it, which it learned
 from the multiword tokens whose words concatenate to the form ("don't" = "do" + "n't"); an unseen multiword
 token whose words do not concatenate to it (French "du" = "de" + "le") stays one word.
+
+A training token whose form holds whitespace ("10 000") is learned as split at it: whitespace always ends a token
+here, the one segmentation character labels can express for such text.
 """
 
 from __future__ import annotations
