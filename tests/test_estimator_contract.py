@@ -17,8 +17,12 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.lemmatizer import Lemmatizer
+from swvp.tasks.morphology import MorphologicalTagger
+from swvp.tasks.pipeline import Pipeline
 from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
+from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 sklearn = pytest.importorskip("sklearn")
@@ -274,7 +278,9 @@ def test_unknown_class_in_params_is_a_format_error(tmp_path):
 
 def test_one_registry_of_model_kinds(tmp_path):
     assert tasks.ESTIMATORS == {"sequence-tagger": SequenceTagger, "graph-parser": GraphDependencyParser,
-                                "reranker": Reranker, "transition-parser": TransitionDependencyParser}
+                                "reranker": Reranker, "transition-parser": TransitionDependencyParser,
+                                "tokenizer": Tokenizer, "morphological-tagger": MorphologicalTagger,
+                                "lemmatizer": Lemmatizer, "pipeline": Pipeline}
     assert all(cls.MODEL_KIND == kind for kind, cls in tasks.ESTIMATORS.items())
     X, Y = tag_language(20, 5)
     SequenceTagger(learner=Perceptron(epochs=1)).fit(X, Y).save(tmp_path / "t.npz")

@@ -25,6 +25,7 @@ _EXPORTS = {
     "ParameterMixing": "swvp.learn.mixing",
     "Perceptron": "swvp.learn.perceptron",
     "SequenceTagger": "swvp.tasks.tagger",
+    "Tokenizer": "swvp.tasks.tokenizer",
     "TransitionDependencyParser": "swvp.tasks.transition_parser",
     "WeightedViolations": "swvp.learn.updates",
 }
@@ -41,6 +42,7 @@ __all__ = [
     "ParameterMixing",
     "Perceptron",
     "SequenceTagger",
+    "Tokenizer",
     "TransitionDependencyParser",
     "WeightedViolations",
     "__version__",
@@ -54,6 +56,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from swvp.learn.updates import Full, WeightedViolations
     from swvp.tasks.graph_parser import GraphDependencyParser
     from swvp.tasks.tagger import SequenceTagger
+    from swvp.tasks.tokenizer import Tokenizer
     from swvp.tasks.transition_parser import TransitionDependencyParser
 
 

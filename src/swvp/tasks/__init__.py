@@ -17,15 +17,16 @@ from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline import Pipeline
 from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
+from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 #: Model kind (the ``kind`` of a model file's header) → estimator class.
 ESTIMATORS: dict[str, type[Estimator]] = {cls.MODEL_KIND: cls for cls in (
-    SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Reranker, MorphologicalTagger, Lemmatizer,
-    Pipeline)}
+    SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Reranker, Tokenizer, MorphologicalTagger,
+    Lemmatizer, Pipeline)}
 
 __all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Lemmatizer", "MorphologicalTagger", "Pipeline",
-           "Reranker", "SequenceTagger", "TransitionDependencyParser", "load"]
+           "Reranker", "SequenceTagger", "Tokenizer", "TransitionDependencyParser", "load"]
 
 
 def load(path: str | os.PathLike) -> Estimator:

@@ -36,9 +36,18 @@ from swvp.data.conllu import ConlluCorpus, read_conllu
 from swvp.data.text import Document, Sentence, Token, Word, document_from_conllu
 from swvp.exceptions import DataError, ModelFormatError
 from swvp.tasks.base import Estimator
+from swvp.tasks.graph_parser import GraphDependencyParser
+from swvp.tasks.lemmatizer import Lemmatizer
+from swvp.tasks.morphology import MorphologicalTagger
+from swvp.tasks.tokenizer import Tokenizer
+from swvp.tasks.transition_parser import TransitionDependencyParser
 
 MODEL_KIND = "pipeline"
 STAGES = ("tokenizer", "tagger", "lemmatizer", "parser")
+#: The estimators that may fill each stage.
+STAGE_CLASSES: dict[str, tuple[type[Estimator], ...]] = {
+    "tokenizer": (Tokenizer,), "tagger": (MorphologicalTagger,), "lemmatizer": (Lemmatizer,),
+    "parser": (TransitionDependencyParser, GraphDependencyParser)}
 
 __all__ = ["MODEL_KIND", "STAGES", "Pipeline", "parser_view", "tokenized_document"]
 
@@ -196,21 +205,16 @@ class Pipeline(Estimator):
         """The unfitted estimator of a stage (the parameter, or the stage's default)."""
         given = getattr(self, name)
         if given is not None:
+            if not isinstance(given, STAGE_CLASSES[name]):
+                raise ValueError(f"{name} must be one of {[c.__name__ for c in STAGE_CLASSES[name]]}, got "
+                                 f"{type(given).__name__}")
             return given
         if name == "tokenizer":
-            from swvp.tasks.tokenizer import Tokenizer
-
             return Tokenizer()
         if name == "tagger":
-            from swvp.tasks.morphology import MorphologicalTagger
-
             return MorphologicalTagger(features="morph")
         if name == "lemmatizer":
-            from swvp.tasks.lemmatizer import Lemmatizer
-
             return Lemmatizer()
-        from swvp.tasks.transition_parser import TransitionDependencyParser
-
         return TransitionDependencyParser(tag_features=("Case", "VerbForm"))
 
     def _validate(self) -> tuple[str, ...]:
@@ -379,8 +383,6 @@ class Pipeline(Estimator):
         raise ValueError("the file records no parameters")
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-        from swvp.tasks import ESTIMATORS
-
         stages = meta["stages"]
         if not isinstance(stages, dict) or any(name not in STAGES for name in stages):
             raise ValueError(f"stages must be an object with keys among {STAGES}")
@@ -389,9 +391,9 @@ class Pipeline(Estimator):
             if name not in stages:
                 continue
             entry = stages[name]
-            cls = ESTIMATORS.get(entry["kind"])
-            if cls is None or cls is Pipeline:
-                raise ValueError(f"stage {name}: unknown model kind {entry['kind']!r}")
+            cls = next((c for c in STAGE_CLASSES[name] if c.MODEL_KIND == entry["kind"]), None)
+            if cls is None:
+                raise ValueError(f"stage {name}: a {entry['kind']!r} model cannot fill it")
             prefix = name + "/"
             sarrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             try:
