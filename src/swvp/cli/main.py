@@ -59,6 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
     reranking.add_train_arguments(rer)
     rer.set_defaults(func=reranking.cmd_train_reranker)
 
+    from swvp.cli import pipeline
+
+    pip = train_sub.add_parser("pipeline", help="raw text to UD: tokenizer, sentence splitter, morphology, lemmas "
+                                                "and a parser on jack-knifed tags, in one model")
+    pipeline.add_train_arguments(pip)
+    pip.set_defaults(func=pipeline.cmd_train_pipeline)
+
+    par = sub.add_parser("parse", help="analyze raw text (or CoNLL-U, or tokenized text) with a pipeline model: "
+                                       "CoNLL-U out")
+    par.add_argument("--model", required=True, help="a pipeline (or tokenizer) model")
+    par.add_argument("inputs", nargs="*", metavar="FILE", help="UTF-8 text files, one document each; none or '-': "
+                                                               "standard input. An empty line separates paragraphs")
+    par.add_argument("-o", "--output", help="output file (default: standard output)")
+    par.add_argument("--input", choices=pipeline.INPUTS, default="raw",
+                     help="raw text (default); conllu: keep its sentences and tokens; tokenized: one sentence per "
+                          "line, tokens separated by spaces")
+    par.set_defaults(func=pipeline.cmd_parse)
+
     pred = sub.add_parser("predict", help="label a file with a trained model (same format out)")
     pred.add_argument("--model", required=True)
     pred.add_argument("input")
@@ -84,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
     ev.add_argument("--allow-unknown-labels", action="store_true",
                     help="score gold labels unseen in training as errors instead of stopping")
+    ev.add_argument("--gold-tokens", action="store_true",
+                    help="pipeline models: analyze GOLD's own sentences and tokens instead of its raw text")
     ev.set_defaults(func=_cmd_evaluate)
 
     bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
@@ -255,14 +275,26 @@ def _cmd_swvp_strategies(args) -> int:
 
 def _model_and_commands(path):
     """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate)."""
-    from swvp.cli import parsing, reranking, tagging
+    from swvp.cli import parsing, pipeline, reranking, tagging
     from swvp.exceptions import ModelFormatError
-    from swvp.tasks import GraphDependencyParser, Reranker, SequenceTagger, TransitionDependencyParser, load
+    from swvp.tasks import (
+        GraphDependencyParser,
+        Lemmatizer,
+        MorphologicalTagger,
+        Pipeline,
+        Reranker,
+        SequenceTagger,
+        Tokenizer,
+        TransitionDependencyParser,
+        load,
+    )
 
+    document = (pipeline.cmd_predict_document, pipeline.cmd_evaluate_document)
     commands = {SequenceTagger: (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
                 GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
                 TransitionDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
-                Reranker: (reranking.cmd_predict_reranker, reranking.cmd_evaluate_reranker)}
+                Reranker: (reranking.cmd_predict_reranker, reranking.cmd_evaluate_reranker),
+                Pipeline: document, Tokenizer: document, MorphologicalTagger: document, Lemmatizer: document}
     try:
         model = load(path)
     except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check

@@ -1,0 +1,216 @@
+"""``swvp train pipeline``, ``swvp parse``, and ``predict`` / ``evaluate`` for the document models (pipeline, tokenizer,
+morphological tagger, lemmatizer): a thin shell over :mod:`swvp.tasks.pipeline`."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+from swvp.exceptions import SwvpError
+
+INPUTS = ("raw", "conllu", "tokenized")
+
+
+def add_train_arguments(p) -> None:
+    p.add_argument("--train", required=True, help="training treebank (CoNLL-U with # text lines)")
+    p.add_argument("--dev", help="development treebank (epoch selection of every stage)")
+    p.add_argument("--model", required=True, help="model file to write (.npz)")
+    p.add_argument("--stages", default="tokenizer,tagger,lemmatizer,parser",
+                   help="comma-separated stages to train (default: all four)")
+    p.add_argument("--parser", choices=["transition", "graph"], default="transition",
+                   help="transition: arc-standard beam search (default); graph: Eisner, order 2")
+    p.add_argument("--jackknife", type=int, default=10, metavar="K",
+                   help="folds of jack-knifed tags for the parser's training data (0: gold tags; default 10)")
+    p.add_argument("--parser-epochs", type=int, default=None, help="parser passes (default: transition 15, graph 10)")
+    p.add_argument("--tag-features", default="Case,VerbForm",
+                   help="FEATS whose values join the POS the parser reads (default Case,VerbForm; '' for none)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes for the stages that can run in parallel")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="leave out a stage whose column the training file lacks (no LEMMA, no HEAD) instead of "
+                        "stopping")
+    p.add_argument("--test", help="after saving, score the pipeline on this gold file from its raw text")
+    p.add_argument("--seed", type=int, default=0, help="seed of every stage's shuffling")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _pipeline(args):
+    from swvp.learn.perceptron import Perceptron
+    from swvp.learn.search import Beam
+    from swvp.tasks.graph_parser import GraphDependencyParser
+    from swvp.tasks.lemmatizer import Lemmatizer
+    from swvp.tasks.morphology import MorphologicalTagger
+    from swvp.tasks.pipeline import STAGES, Pipeline
+    from swvp.tasks.tokenizer import Tokenizer
+
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise SwvpError(f"--stages: unknown stage(s) {', '.join(unknown)} (choose from {', '.join(STAGES)})")
+    tag_features = tuple(f.strip() for f in args.tag_features.split(",") if f.strip())
+    seed = args.seed
+    if args.parser == "transition":
+        from swvp.tasks.transition_parser import TransitionDependencyParser
+
+        parser = TransitionDependencyParser(tag_features=tag_features, learner=Perceptron(
+            search=Beam(size=8, select="max-violation"), epochs=args.parser_epochs or 15, random_state=seed))
+    else:
+        parser = GraphDependencyParser(order=2, tag_features=tag_features,
+                                       learner=Perceptron(epochs=args.parser_epochs or 10, random_state=seed))
+    return Pipeline(tokenizer=Tokenizer(random_state=seed), tagger=MorphologicalTagger(
+        features="morph", learner=Perceptron(random_state=seed)), lemmatizer=Lemmatizer(
+        learner=Perceptron(random_state=seed)), parser=parser, stages=stages, jackknife=args.jackknife,
+        jobs=args.jobs, missing="skip" if args.skip_missing else "refuse")
+
+
+def _check_output(path: str, inputs: list[str]) -> None:
+    """Refuse, before any work, an output that is an input or cannot be written."""
+    out = os.path.realpath(path)
+    for name in inputs:
+        if name and name != "-" and os.path.exists(name) and os.path.realpath(name) == out:
+            raise SwvpError(f"{path}: the output would overwrite an input file")
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise SwvpError(f"{path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise SwvpError(f"{path}: cannot write in {folder}")
+
+
+def cmd_train_pipeline(args) -> int:
+    _check_output(args.model, [args.train, args.dev, args.test])
+    pipeline = _pipeline(args)
+    pipeline.fit(args.train, dev=args.dev, progress=not args.quiet)
+    pipeline.save(args.model)
+    cpu = pipeline.stage_cpu_seconds_
+    print(f"saved {args.model}: stages {', '.join(pipeline.stages_)}; training CPU seconds "
+          + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
+    for name, why in pipeline.skipped_.items():
+        print(f"stage {name} left out: {why}", file=sys.stderr)
+    if args.test:
+        from swvp.cli.evaluation import print_scores
+
+        print_scores(_evaluate(pipeline, args.test, "raw"))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------- reading input
+
+
+def _document(model, path: str, kind: str):
+    """The document of one input (raw text, CoNLL-U or tokenized text), analyzed by ``model``."""
+    from swvp.data.text import document_from_conllu, read_raw_text
+    from swvp.tasks.pipeline import tokenized_document
+
+    if kind == "conllu":
+        from swvp.data.conllu import parse_conllu
+
+        text = read_raw_text(path)
+        doc = document_from_conllu(parse_conllu(text, file="<stdin>" if path == "-" else path))
+        return _annotate(model, doc)
+    text = read_raw_text(path)
+    if kind == "tokenized":
+        doc = tokenized_document(text)
+        return _annotate(model, doc)
+    return _analyze(model, text)
+
+
+def _analyze(model, text: str):
+    from swvp.tasks.pipeline import Pipeline
+    from swvp.tasks.tokenizer import Tokenizer
+
+    if isinstance(model, Tokenizer):
+        return model.tokenize(text)
+    if isinstance(model, Pipeline):
+        return model.analyze(text)
+    raise SwvpError(f"a {model.MODEL_KIND} model reads CoNLL-U (--input conllu), not raw text")
+
+
+def _annotate(model, doc):
+    from swvp.tasks.tokenizer import Tokenizer
+
+    if isinstance(model, Tokenizer):
+        raise SwvpError("a tokenizer model reads raw text (--input raw)")
+    return model.annotate(doc)
+
+
+def _write(docs, output: str | None) -> None:
+    """The documents as one CoNLL-U text (sentences numbered through, each document's first sentence marked)."""
+    from swvp.data.text import Document
+    from swvp.data.textio import atomic_write_text
+
+    merged = Document([s for d in docs for s in d.sentences])
+    for d in docs:
+        if d.sentences:
+            d.sentences[0].newdoc = d.sentences[0].newdoc or True
+    for i, sent in enumerate(merged.sentences, start=1):
+        if sent.sent_id is None:
+            sent.sent_id = str(i)
+    text = merged.to_conllu()
+    if output:
+        atomic_write_text(output, text)
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_parse(args) -> int:
+    from swvp.tasks import load
+
+    files = args.inputs or ["-"]
+    if args.output:
+        _check_output(args.output, [args.model, *files])
+    model = load(args.model)
+    docs = [_document(model, path, args.input) for path in files]
+    _write(docs, args.output)
+    return 0
+
+
+# ----------------------------------------------------------------------------------- predict / evaluate
+
+
+def cmd_predict_document(model, args) -> int:
+    """``swvp predict`` with a document model: CoNLL-U in (a tokenizer: raw text), every predicted column out."""
+    from swvp.tasks.tokenizer import Tokenizer
+
+    if args.format not in (None, "conllu"):
+        raise SwvpError(f"a {model.MODEL_KIND} model reads and writes CoNLL-U, not {args.format}")
+    if args.output:
+        _check_output(args.output, [args.model, args.input])
+    kind = "raw" if isinstance(model, Tokenizer) else "conllu"
+    _write([_document(model, args.input, kind)], args.output)
+    return 0
+
+
+def _evaluate(model, gold: str, kind: str) -> dict:
+    """The CoNLL 2018 scores of ``model`` on ``gold``: from its raw text, or on its gold tokens (``conllu``)."""
+    from swvp import conll2018
+    from swvp.data.conllu import read_conllu
+    from swvp.data.text import document_from_conllu, raw_text_of_conllu
+    from swvp.tasks.tokenizer import Tokenizer
+
+    corpus = read_conllu(gold)
+    if kind == "conllu":
+        system = _annotate(model, document_from_conllu(corpus))
+    else:
+        system = _analyze(model, raw_text_of_conllu(corpus))
+    if isinstance(model, Tokenizer) or system.sentences and all(w.head < 0 for w in system.words):
+        system = copy.deepcopy(system)
+        for sent in system.sentences:  # the scorer reads trees; tokens, sentences and words do not depend on them
+            for d, w in enumerate(sent.words):
+                w.head = d
+    return conll2018.evaluate(gold, system)
+
+
+def cmd_evaluate_document(model, args) -> int:
+    from swvp.cli.evaluation import print_scores
+    from swvp.tasks.tokenizer import Tokenizer
+
+    if args.format not in (None, "conllu") or args.tagger or args.allow_unknown_labels:
+        raise SwvpError(f"evaluate: --format, --tagger and --allow-unknown-labels do not apply to a "
+                        f"{model.MODEL_KIND} model")
+    raw = isinstance(model, Tokenizer) or model.MODEL_KIND == "pipeline"
+    if args.gold_tokens and isinstance(model, Tokenizer):
+        raise SwvpError("evaluate: --gold-tokens does not apply to a tokenizer model")
+    kind = "conllu" if args.gold_tokens or not raw else "raw"
+    print_scores(_evaluate(model, args.input, kind), as_json=args.json)
+    return 0
