@@ -66,3 +66,31 @@ def split_language(seed: int = 0, xpos: bool = True) -> tuple[Document, Document
     train = document(300, seed + 1, nouns[:200], verbs[:200], xpos)
     test = document(80, seed + 2, nouns[100:], verbs[100:], xpos)
     return train, test
+
+
+def with_trees(doc: Document) -> Document:
+    """Give every sentence its tree: DET → NOUN (det), the first NOUN → VERB (nsubj), VERB the root, a second NOUN →
+    VERB (obj), PUNCT → VERB (punct); every other sentence starts a paragraph, the first a document."""
+    for k, sent in enumerate(doc.sentences):
+        words = sent.words
+        verb = next(i for i, w in enumerate(words, start=1) if w.upos == "VERB")
+        nouns = [i for i, w in enumerate(words, start=1) if w.upos == "NOUN"]
+        for i, w in enumerate(words, start=1):
+            if w.upos == "VERB":
+                w.head, w.deprel = 0, "root"
+            elif w.upos == "DET":
+                w.head, w.deprel = i + 1, "det"
+            elif w.upos == "NOUN":
+                w.head, w.deprel = verb, "nsubj" if i == nouns[0] else "obj"
+            else:
+                w.head, w.deprel = verb, "punct"
+        sent.newdoc = k == 0
+        sent.newpar = k % 2 == 0
+        sent.sent_id = f"s{k + 1}"
+    return doc
+
+
+def split_treebank(seed: int = 0) -> tuple[Document, Document]:
+    """(train, test) documents with trees (:func:`with_trees`) from :func:`split_language`."""
+    train, test = split_language(seed)
+    return with_trees(train), with_trees(test)
