@@ -17,8 +17,9 @@ always among a token's candidates (appended in place of the last one at the cap)
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -59,8 +60,7 @@ class CandidateLexicon:
         self.suffix_length = int(suffix_length)
         self.rare = int(rare)
         self.forms: dict[str, dict[int, int]] = {}  # form + SEP + key → {label: count}
-        # level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first
-        self.guesser: dict[str, dict[str, list[tuple[int, int]]]] = {}
+        self.guesser = {}
         self.n_labels = 0
 
     # -- fitting -----------------------------------------------------------------------------------------------
@@ -90,6 +90,16 @@ class CandidateLexicon:
         self.guesser = {lev: {t: c.most_common() for t, c in by_tail.items()} for lev, by_tail in levels.items()}
         return self
 
+    @property
+    def guesser(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
+        """level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first."""
+        return self._guesser
+
+    @guesser.setter
+    def guesser(self, value) -> None:
+        self._guesser = value
+        self._tail_free = all(t == "" for by_tail in value.values() for t in by_tail)
+
     @staticmethod
     def _level(suffix: str | None, case: str | None, key: str) -> str:
         if suffix is None:
@@ -101,15 +111,23 @@ class CandidateLexicon:
         """How often (form, key) occurred in training."""
         return sum(self.forms.get(form + _SEP + key, {}).values())
 
-    def _guesses(self, lev: str, form_tails: list[str]) -> list[int]:
-        """The labels of guesser level ``lev`` whose tail the form has, most types first."""
+    def _tails_of(self, form: str, low: str) -> list[str]:
+        """The endings of the form (lowercased and as written) that some label needs: all of them, or only "" when
+        no label needs one."""
+        if self._tail_free:
+            return [""]
+        return list(dict.fromkeys(t for n in range(len(form) + 1) for t in (low[len(low) - n:], form[len(form) - n:])))
+
+    def _guesses(self, lev: str, form_tails: list[str]) -> Iterator[int]:
+        """The labels of guesser level ``lev`` whose tail the form has, most types first (lazily: a caller that
+        needs a few labels of a level with hundreds reads only those)."""
         by_tail = self.guesser.get(lev)
         if not by_tail:
-            return []
+            return iter(())
         found = [by_tail[t] for t in form_tails if t in by_tail]
         if len(found) == 1:
-            return [y for y, _ in found[0]]
-        return [y for y, _ in sorted((p for lst in found for p in lst), key=lambda p: -p[1])]
+            return (y for y, _ in found[0])
+        return (y for y, _ in heapq.merge(*found, key=lambda p: -p[1]))
 
     def type_candidates(self, form: str, key: str = "", unseen: bool = False,
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:
@@ -121,8 +139,7 @@ class CandidateLexicon:
         have = set(out)
         low = form.lower()
         cc = case_class(form)
-        form_tails = list(dict.fromkeys(t for n in range(len(form) + 1) for t in (low[len(low) - n:],
-                                                                                    form[len(form) - n:])))
+        form_tails = self._tails_of(form, low)
         chain = [self._level(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
         chain.append(self._level(None, None, key))
         for lev in chain:
