@@ -19,11 +19,15 @@ _EXPORTS = {
     "Exact": "swvp.learn.search",
     "Full": "swvp.learn.updates",
     "GraphDependencyParser": "swvp.tasks.graph_parser",
+    "Lemmatizer": "swvp.tasks.lemmatizer",
+    "MorphologicalTagger": "swvp.tasks.morphology",
     "Greedy": "swvp.learn.search",
     "ModelFormatError": "swvp.exceptions",
     "NotFittedError": "swvp.exceptions",
     "ParameterMixing": "swvp.learn.mixing",
     "Perceptron": "swvp.learn.perceptron",
+    "Pipeline": "swvp.tasks.pipeline",
+    "Reranker": "swvp.tasks.reranker",
     "SequenceTagger": "swvp.tasks.tagger",
     "Tokenizer": "swvp.tasks.tokenizer",
     "TransitionDependencyParser": "swvp.tasks.transition_parser",
@@ -37,10 +41,14 @@ __all__ = [
     "Full",
     "GraphDependencyParser",
     "Greedy",
+    "Lemmatizer",
+    "MorphologicalTagger",
     "ModelFormatError",
     "NotFittedError",
     "ParameterMixing",
     "Perceptron",
+    "Pipeline",
+    "Reranker",
     "SequenceTagger",
     "Tokenizer",
     "TransitionDependencyParser",
@@ -55,6 +63,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from swvp.learn.search import Beam, Exact, Greedy
     from swvp.learn.updates import Full, WeightedViolations
     from swvp.tasks.graph_parser import GraphDependencyParser
+    from swvp.tasks.lemmatizer import Lemmatizer
+    from swvp.tasks.morphology import MorphologicalTagger
+    from swvp.tasks.pipeline import Pipeline
+    from swvp.tasks.reranker import Reranker
     from swvp.tasks.tagger import SequenceTagger
     from swvp.tasks.tokenizer import Tokenizer
     from swvp.tasks.transition_parser import TransitionDependencyParser

@@ -112,3 +112,29 @@ def test_parser_view_and_tokenized_documents():
     view = parser_view(doc)
     assert view[0].forms == ["The", "dog", "barks", "."] and view[0].heads is None
     assert tokenized_document("") .sentences == []
+
+
+def test_ctrl_c_in_a_stage_fits_nothing(treebank, monkeypatch):
+    fit = Lemmatizer.fit
+
+    def interrupted(self, *args, **kwargs):  # what the perceptron loop leaves after Ctrl-C: a partial model
+        out = fit(self, *args, **kwargs)
+        out.interrupted_ = True
+        return out
+
+    monkeypatch.setattr(Lemmatizer, "fit", interrupted)
+    pipeline = small_pipeline(stages=("tagger", "lemmatizer"))
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.fit(treebank["train"])
+    assert not hasattr(pipeline, "stages_")
+
+
+def test_a_tagger_column_the_data_lacks_is_reported(tmp_path):
+    from morph_language import split_language, with_trees
+
+    train, _ = split_language(2, xpos=False)
+    path = tmp_path / "noxpos.conllu"
+    path.write_text(with_trees(train).to_conllu(), encoding="utf-8")
+    pipeline = small_pipeline(stages=("tagger", "parser"), jackknife=0).fit(path)
+    assert "XPOS" in pipeline.skipped_["tagger:xpos"]
+    assert all(w.xpos == "_" for w in pipeline.annotate(tokenized_document("The cat ran .")).words)

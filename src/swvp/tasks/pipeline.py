@@ -125,19 +125,28 @@ def unfitted(estimator: Estimator) -> Estimator:
     return type(estimator)(**estimator.get_params(deep=False))
 
 
+def _completed(estimator: Estimator) -> Estimator:
+    """The fitted estimator, or KeyboardInterrupt if Ctrl-C cut its training short (the perceptron loop keeps what it
+    learned; a pipeline stage must not: the pipeline is saved whole or not at all)."""
+    if getattr(estimator, "interrupted_", False):
+        raise KeyboardInterrupt
+    return estimator
+
+
 def _run_task(name: str):
     """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags."""
     t0 = time.process_time()
     sh = _SHARED
     if name == "tokenizer":
-        result = sh["stages"]["tokenizer"].fit(sh["train_corpus"], dev=sh["dev_corpus"])
+        result = _completed(sh["stages"]["tokenizer"].fit(sh["train_corpus"], dev=sh["dev_corpus"]))
     elif name in ("tagger", "lemmatizer"):
-        result = sh["stages"][name].fit(sh["train_doc"], dev=sh["dev_doc"])
+        result = _completed(sh["stages"][name].fit(sh["train_doc"], dev=sh["dev_doc"]))
     else:  # "fold k": the held-out sentences tagged by a tagger trained on the others
         k = int(name.split()[1])
         doc = sh["train_doc"]
         rest, held = _fold_sentences(len(doc.sentences), sh["folds"], k)
-        tagger = unfitted(sh["stages"]["tagger"]).fit(Document([doc.sentences[i] for i in rest]), dev=sh["dev_doc"])
+        tagger = _completed(unfitted(sh["stages"]["tagger"]).fit(Document([doc.sentences[i] for i in rest]),
+                                                                dev=sh["dev_doc"]))
         result = (held, tagger.predict(Document([doc.sentences[i] for i in held])))
     return result, time.process_time() - t0
 
@@ -181,6 +190,10 @@ class Pipeline(Estimator):
     jackknife : folds of the parser's predicted training tags (>= 2), or 0: the parser trains on gold tags.
     jobs : worker processes for the independent training tasks.
     missing : ``"refuse"`` (a DataError when the training file lacks what a stage needs) or ``"skip"`` the stage.
+
+    After ``fit``: ``stages_`` (name → fitted estimator), ``stage_cpu_seconds_`` and ``skipped_`` (what was left out
+    and why: a stage, or a tagger column such as XPOS in a treebank without it). Ctrl-C during training raises
+    KeyboardInterrupt and fits nothing (no stage is kept half-trained).
     """
 
     MODEL_KIND = MODEL_KIND
@@ -267,6 +280,8 @@ class Pipeline(Estimator):
         for name in ("tokenizer", "tagger", "lemmatizer"):
             if name in results:
                 self.stages_[name], cpu[name] = results[name]
+        for column in getattr(self.stages_.get("tagger"), "skipped_", ()):
+            self.skipped_[f"tagger:{column}"] = f"the training file has no {column.upper()} ('_' for every word)"
         if folds:
             cpu["jackknife"] = sum(results[f"fold {k}"][1] for k in range(folds))
         if "parser" in stages:
@@ -323,8 +338,8 @@ class Pipeline(Estimator):
                 bar.set_description(f"parser epoch {epoch}/{epochs}", refresh=False)
                 bar.update((epoch - 1) * total + done - bar.n)
         try:
-            return parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
-                              on_progress=on_progress)
+            return _completed(parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
+                                         on_progress=on_progress))
         finally:
             if bar is not None:
                 bar.close()
