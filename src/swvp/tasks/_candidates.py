@@ -79,8 +79,8 @@ class CandidateTagger(Estimator):
     def _keys(self, words: list[Word]) -> list[str] | None:
         return None
 
-    def _extra(self, words: list[Word], training: bool) -> list[str] | None:
-        """The feature column of the words (the templates' ``p``); ``training``: words of the training data."""
+    def _extra(self, words: list[Word]) -> list[str] | None:
+        """The feature column of the words (the templates' ``p``), or None."""
         return None
 
     def _tail(self, label: str) -> str | None:
@@ -118,7 +118,7 @@ class CandidateTagger(Estimator):
         self.lexicon_ = CandidateLexicon(self.max_candidates, self.suffix_length, self.rare).fit(
             forms, y, keys, tail=lambda i: self._tail(self.labels_[i]))
         self.extractor_ = TaggingFeatures(self.features or self.DEFAULT_FEATURES)
-        feats = self.extractor_.fit_transform([[w.form for w in s] for s in sents], self._extra_of(sents, True))
+        feats = self.extractor_.fit_transform([[w.form for w in s] for s in sents], self._extra_of(sents))
         cptr, cand = self.lexicon_.candidates(forms, keys, gold=y, allowed=self._allowed())
         problem = self._problem(feats, cptr, cand, y)
         dev_problem = None
@@ -145,8 +145,8 @@ class CandidateTagger(Estimator):
         self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
         self.interrupted_ = result.interrupted
 
-    def _extra_of(self, sents: list[list[Word]], training: bool = False) -> list[list[str]] | None:
-        flat = self._extra([w for s in sents for w in s], training)
+    def _extra_of(self, sents: list[list[Word]]) -> list[list[str]] | None:
+        flat = self._extra([w for s in sents for w in s])
         if flat is None:
             return None
         out, at = [], 0

@@ -172,8 +172,9 @@ class Estimator(Params):
         its stages' contents inside its own file)."""
         self._check_fitted()
         meta, arrays = self._state()
-        meta["settings"] = {**meta.get("settings", {}), **learner_settings(self._learner())}
         params = {k: encode(v) for k, v in self.get_params(deep=False).items()}
+        if "learner" in params:  # a pipeline has none: its stages record their own
+            meta["settings"] = {**meta.get("settings", {}), **learner_settings(self._learner())}
         meta["params"] = {k: v for k, v in params.items() if v is not _SKIP}
         return meta, arrays
 

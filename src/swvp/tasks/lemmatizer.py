@@ -61,7 +61,7 @@ class Lemmatizer(CandidateTagger):
     def _keys(self, words: list[Word]) -> list[str]:
         return [w.upos for w in words]
 
-    def _extra(self, words: list[Word], training: bool) -> list[str]:
+    def _extra(self, words: list[Word]) -> list[str]:
         return [w.upos for w in words]
 
     def _tail(self, label: str) -> str | None:

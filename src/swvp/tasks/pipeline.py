@@ -209,11 +209,6 @@ class Pipeline(Estimator):
         self.jobs = jobs
         self.missing = missing
 
-    def _learner(self):  # the stages have their own learners
-        from swvp.learn.perceptron import Perceptron
-
-        return Perceptron()
-
     def _stage(self, name: str) -> Estimator:
         """The unfitted estimator of a stage (the parameter, or the stage's default)."""
         given = getattr(self, name)
