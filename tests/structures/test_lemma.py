@@ -28,6 +28,7 @@ def test_scripts_by_kind():
 
 def test_a_script_applies_only_to_forms_with_its_affixes():
     assert applies("cats", "l|||s|") and not applies("cat", "l|||s|") and not applies("s", "l|s||s|")
+    assert not applies("lar", "l|||lar|") and applies("lar", "l|||lar|ler")  # never an empty lemma
     assert apply_script("cat", "l|||s|") == "cat"  # not applicable: the form is kept
     assert apply_script("Cats", "k|||s|") == "Cat" and apply_script("CATS", "l|||s|") == "cat"
     assert apply_script("anything", "=be") == "be"

@@ -16,7 +16,7 @@ lemma, the shortest edit wins, then ``l`` (common words share one class whatever
 
 from __future__ import annotations
 
-__all__ = ["applies", "apply_script", "edit_script", "script_parts"]
+__all__ = ["applies", "apply_script", "edit_script", "parts_apply", "script_parts"]
 
 _SEP = "|"
 
@@ -91,14 +91,20 @@ def script_parts(script: str) -> tuple[str, str, str, str, str] | None:
     return parts[0], *(_unescape(p) for p in parts[1:])
 
 
-def applies(form: str, script: str) -> bool:
-    """Whether ``script`` can edit ``form`` (its removed prefix and suffix are there, without overlapping)."""
-    parts = script_parts(script)
+def parts_apply(form: str, parts: tuple[str, str, str, str, str] | None) -> bool:
+    """:func:`applies` for a script already split by :func:`script_parts`."""
     if parts is None:
         return True
-    case, cut_p, _, cut_s, _ = parts
+    case, cut_p, add_p, cut_s, add_s = parts
     base = _cased(case, form)
-    return len(cut_p) + len(cut_s) <= len(base) and base.startswith(cut_p) and base.endswith(cut_s)
+    kept = len(base) - len(cut_p) - len(cut_s)
+    return (kept > 0 or kept == 0 and bool(add_p or add_s)) and base.startswith(cut_p) and base.endswith(cut_s)
+
+
+def applies(form: str, script: str) -> bool:
+    """Whether ``script`` can edit ``form``: its removed prefix and suffix are there, without overlapping, and a
+    non-empty lemma is left."""
+    return parts_apply(form, script_parts(script))
 
 
 def apply_script(form: str, script: str) -> str:

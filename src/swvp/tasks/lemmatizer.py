@@ -15,7 +15,7 @@ from collections.abc import Callable
 from swvp.data.text import Word
 from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
-from swvp.structures.lemma import apply_script, edit_script, script_parts
+from swvp.structures.lemma import apply_script, edit_script, parts_apply, script_parts
 from swvp.tasks._candidates import CandidateTagger
 
 MODEL_KIND = "lemmatizer"
@@ -72,14 +72,7 @@ class Lemmatizer(CandidateTagger):
     def _allowed(self) -> Callable[[str, int], bool]:
         """``allowed(form, y)``: script y applies to the form (scripts parsed once)."""
         parsed = [script_parts(t) for t in self.labels_]
-
-        def allowed(form: str, y: int) -> bool:
-            p = parsed[y]
-            if p is None:
-                return True
-            base = form if p[0] == "k" else form.lower()
-            return len(p[1]) + len(p[3]) <= len(base) and base.endswith(p[3]) and base.startswith(p[1])
-        return allowed
+        return lambda form, y: parts_apply(form, parsed[y])
 
     def _write(self, word: Word, label: str) -> None:
         word.lemma = apply_script(word.form, label)
