@@ -2,7 +2,10 @@
 
 Trains fixed-seed models on the shared corpora and prints/writes SHA-256 digests of their weights, per-epoch
 statistics and predictions: EWT UPOS taggers (CSP and A-WM; orders 1 and 2; exact and beam-4 max-violation), EWT
-graph parsers (orders 1 and 2; CSP and B-WM) and a reduced synthetic Table 1 (setups 1–3, 2 datasets each).
+graph parsers (orders 1 and 2; CSP and B-WM), a reduced synthetic Table 1 (setups 1–3, 2 datasets each), and with
+``--parts transition,kbest,candidates``: transition parsers on an EWT slice (three template sets, CSP and SWVP,
+max-violation and early), the k-best lists and constrained outputs of taggers and graph parsers (orders 1 and 2)
+with a reranker on them, and the candidate-chain morphological tagger and lemmatizer of the pipeline on el_gdt.
 
     python benchmarks/engine_identity.py --out before.json      # with the old code
     python benchmarks/engine_identity.py --compare before.json  # with the new code: exit 1 on any difference
@@ -81,6 +84,76 @@ def table1() -> dict:
     return {"synthetic": digest(report)}
 
 
+def transition(epochs: int) -> dict:
+    from swvp import TransitionDependencyParser
+
+    train = read_conllu(data_path("ud/en_ewt/train.conllu.xz")).sentences[:2000]
+    dev = read_conllu(data_path("ud/en_ewt/dev.conllu.xz")).sentences[:400]
+    out = {}
+    for templates in ("zhang-nivre-backoff", "zhang-nivre-factored", "huang-sagae"):
+        for uname, update, select in (("csp", Full(), "max-violation"), ("a-wm", WeightedViolations(), "early")):
+            t0 = time.perf_counter()
+            learner = Perceptron(search=Beam(4, select), update=update, epochs=epochs, random_state=0)
+            parser = TransitionDependencyParser(templates=templates, hash_bits=16, move_hash_bits=16,
+                                                learner=learner).fit(train, dev=dev)
+            heads, rels = parser.parse(dev)
+            out[f"transition-{templates}-{uname}-{select}"] = {
+                "coef": digest(parser.coef_), "history": digest(history(parser.history_)),
+                "pred": digest([h.tolist() for h in heads] + rels), "best_epoch": parser.best_epoch_}
+            print(f"transition {templates} {uname}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return out
+
+
+def kbest(epochs: int) -> dict:
+    """k-best lists and constrained outputs of taggers and graph parsers, and a reranker over each."""
+    from swvp import Reranker
+
+    out = {}
+    train = load_tagged(data_path("ud/en_ewt/train.conllu.xz"))
+    dev = load_tagged(data_path("ud/en_ewt/dev.conllu.xz"))
+    X, Y = train.sentences[:3000], train.labels[:3000]
+    Xd = dev.sentences[:300]
+    for order in (1, 2):
+        tagger = SequenceTagger(features="pos", order=order,
+                                learner=Perceptron(epochs=epochs, random_state=0)).fit(X, Y)
+        nb = tagger.predict(Xd, k=8)
+        cons = [[None if i % 3 else ("NOUN", "VERB") for i in range(len(x))] for x in Xd]
+        cb = tagger.predict(Xd, k=4, constraints=cons)
+        out[f"kbest-tagger-o{order}"] = digest([[list(map(list, o.outputs)), o.scores.tolist()] for o in nb]
+                                               + [[list(map(list, o.outputs)), o.scores.tolist()] for o in cb])
+        rr = Reranker(base=tagger, k=4, folds=2, epochs=2).fit(X[:600], Y[:600])
+        out[f"rerank-tagger-o{order}"] = digest(rr.coef_) + digest(rr.predict(Xd))
+    ptrain = read_conllu(data_path("ud/en_ewt/train.conllu.xz")).sentences[:1500]
+    pdev = read_conllu(data_path("ud/en_ewt/dev.conllu.xz")).sentences[:200]
+    for order in (1, 2):
+        parser = GraphDependencyParser(order=order, hash_bits=18,
+                                       learner=Perceptron(epochs=epochs, random_state=0)).fit(ptrain)
+        nb = parser.predict(pdev, k=8)
+        cons = [[None if i % 4 else (int(s.heads[i + 1]) if s.heads[i + 1] != i + 1 else None)
+                 for i in range(len(s.forms))] for s in pdev]
+        cb = parser.predict(pdev, k=4, constraints=cons)
+        out[f"kbest-parser-o{order}"] = digest([[[h.tolist() for h in o.outputs], o.scores.tolist()] for o in nb]
+                                               + [[[h.tolist() for h in o.outputs], o.scores.tolist()] for o in cb])
+        rr = Reranker(base=parser, k=4, folds=2, epochs=2).fit(ptrain[:400])
+        out[f"rerank-parser-o{order}"] = digest(rr.coef_) + digest([h.tolist() for h in rr.predict(pdev)])
+    return out
+
+
+def candidates(epochs: int) -> dict:
+    """The pipeline's candidate-chain stages (morphological tagger, lemmatizer) on an el_gdt slice."""
+    from swvp.tasks.lemmatizer import Lemmatizer
+    from swvp.tasks.morphology import MorphologicalTagger
+
+    train = read_conllu(data_path("ud/el_gdt/train.conllu.xz"))
+    dev = read_conllu(data_path("ud/el_gdt/dev.conllu.xz"))
+    out = {}
+    tagger = MorphologicalTagger(learner=Perceptron(epochs=epochs, random_state=0)).fit(train, dev=dev)
+    out["morph-tagger"] = digest(tagger.coef_) + digest(json.dumps(tagger.predict(dev), default=str))
+    lem = Lemmatizer(learner=Perceptron(epochs=epochs, random_state=0)).fit(train, dev=dev)
+    out["lemmatizer"] = digest(lem.coef_) + digest(json.dumps(lem.predict(dev), default=str))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="write the digests to this JSON file")
@@ -96,6 +169,12 @@ def main(argv=None) -> int:
         res.update(parsers(args.epochs))
     if "synthetic" in parts:
         res.update(table1())
+    if "transition" in parts:
+        res.update(transition(args.epochs))
+    if "kbest" in parts:
+        res.update(kbest(args.epochs))
+    if "candidates" in parts:
+        res.update(candidates(args.epochs))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(res, f, indent=1, sort_keys=True)

@@ -25,7 +25,7 @@ from swvp.data.paths import data_path, have_data
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.ranking import choose
 from swvp.tasks.graph_parser import GraphDependencyParser
-from swvp.tasks.nbest import sequence_nbest, tree_nbest
+from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_SEQUENCE, kbest_lists
 from swvp.tasks.reranker import Reranker
 from swvp.tasks.tagger import SequenceTagger
 
@@ -87,18 +87,18 @@ def run_task(task: str, order: int, *, k_values=K_VALUES, train_k: int = 16, lea
     if task == "parse":
         tdata = base.features_.transform(test)
         problem = base._problem(tdata)
-        st, offsets = problem.structure(), tdata.offsets
+        offsets = tdata.offsets
         gold = np.concatenate([np.asarray(s.heads[1:], np.int64) for s in test])
 
         def kbest(k):
-            return tree_nbest(st, base.coef_, k, None)
+            return kbest_lists(problem, base.coef_, k, None, NO_PROJECTIVE_TREE)
     else:
         problem = base._problem(test[0], None)
-        st, offsets = problem.structure(), problem.features.offsets
+        offsets = problem.features.offsets
         gold = base._encode(test[1], strict=False)
 
         def kbest(k):
-            return sequence_nbest(st, base.coef_, k, None)
+            return kbest_lists(problem, base.coef_, k, None, NO_SEQUENCE)
     S = offsets.shape[0] - 1
     parts = int(offsets[-1])
     one_s = _best_time(lambda: problem.decode(base.coef_), repeats)

@@ -5,12 +5,9 @@ the templates. A sentence of ``n`` words occupies rows ``base .. base + n`` of t
 ``(rows, N_ATOMS)``): row ``base`` is the artificial ROOT, row ``base + i`` word ``i``.
 
 A feature is a template id and a tuple of atom ids, optionally conjoined with the direction / binned distance
-code ``db`` (1..15). Its weight index is a 64-bit multiplicative hash of that tuple masked to the weight space:
-
-    h = SEED;  h = (h ^ tid) * K;  for a in atoms: h = (h ^ a) * K;  [h = (h ^ db) * K];  index = fin(h) & mask
-
-(``fin`` is the splitmix64 finaliser). :func:`swvp.features.arc.feature_index` is the same function in plain
-Python; tests compare the two.
+code ``db`` (1..15). Its weight index is the feature hash of that tuple (:mod:`swvp.features._hash_kernels`, ``db``
+folded last) masked to the weight space; :func:`swvp.features.hashing.feature_index` is the same function in
+plain Python, and tests compare the two.
 
 In-between POS features: McDonald et al. (2005) emit one ``p-t b-t c-t`` feature per word ``b`` between head and
 dependent, O(gap) per arc. Here, for each *distinct* tag t between the two words, the arc emits ``(p-t, c-t, t)``
@@ -25,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import INT, NJIT
+from swvp.features._hash_kernels import hfin, hstart, hstep
 
 # atom columns
 A_WORD = 0  # word form (lower-cased) id, or lemma id
@@ -57,37 +55,6 @@ T_IB_COUNT = 47  # (p-t, c-t, b-t, binned count)
 T_Q_HT_ST_MT, T_Q_ST_MT, T_Q_SW_MW, T_Q_SW_MT, T_Q_ST_MW, T_Q_ST_MT_DIST = 40, 41, 42, 43, 44, 45
 N_FIXED_ARC = 2 * 35  # emitted features of one arc, in-between ones excluded (4 per distinct tag between)
 N_SIB = 6
-
-_SEED = np.uint64(0x243F6A8885A308D3)
-_K = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-
-
-@njit(inline="always", **NJIT)
-def hstart(tid):
-    """Hash state after the template id (inlined: callers pass the id as a constant, and a compiled function would
-    be specialised once per template id)."""
-    return (_SEED ^ np.uint64(tid)) * _K
-
-
-@njit(**NJIT)
-def hstep(h, a):
-    """Fold one atom id into the hash state."""
-    return (h ^ np.uint64(a)) * _K
-
-
-@njit(**NJIT)
-def hfin(h, mask):
-    """Finalise a hash state into a weight index in ``0..mask``."""
-    h = (h ^ (h >> _S30)) * _M1
-    h = (h ^ (h >> _S27)) * _M2
-    h = h ^ (h >> _S31)
-    return INT(h & np.uint64(mask))
-
 
 @njit(**NJIT)
 def dist_bin(d):

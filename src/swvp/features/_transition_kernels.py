@@ -30,11 +30,18 @@ every continuation (the merging rule of :mod:`swvp.transition._beam_kernels`).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from numba import njit
 
 from swvp._config import NJIT_NO_ALLOC
-from swvp.features._arc_kernels import dist_bin, hfin, hstart, hstep
+from swvp.features._arc_kernels import dist_bin
+from swvp.features._hash_kernels import hfin, hstart, hstep
 from swvp.model._prefetch import prefetch
+
+#: A feature set as the kernels read it: the template table (rows of arity, atom codes, conjunction, base, mask),
+#: the node attributes (``NA_*``) its templates read from stack slots, and the number of arc labels L.
+FeatureSet = namedtuple("FeatureSet", ["table", "attrs", "L"])
 
 # reserved atom ids (every vocabulary starts with them)
 UNK = 0
@@ -70,9 +77,24 @@ CONJ_MOVE = 1  # conjoined with SHIFT / LEFT / RIGHT only: 3 weights per row
 N_MOVES = 3
 
 # node attributes (DP signature)
-NA_POS, NA_W, NA_T = 0, 1, 2  # then 3 + 3*c + attr for the children c = lc, rc, lc2, rc2
+NA_POS, NA_W, NA_T = 0, 1, 2  # then NA_CHILD + 3*c + attr for the children c = lc, rc, lc2, rc2
+NA_CHILD = 3
 NA_VL, NA_VR, NA_SL, NA_SR = 15, 16, 17, 18
 N_NODE_ATTRS = 19
+# the attribute of a child: its word, tag or arc label
+CA_WORD, CA_TAG, CA_LABEL = 0, 1, 2
+
+
+@njit(**NJIT_NO_ALLOC)
+def child_attr(code):
+    """(child c, attribute CA_*) of a child's node attribute code (NA_CHILD <= code < NA_VL)."""
+    return (code - NA_CHILD) // 3, (code - NA_CHILD) % 3
+
+
+@njit(**NJIT_NO_ALLOC)
+def is_label_attr(code):
+    """Whether node attribute ``code`` is a child's arc label."""
+    return NA_CHILD <= code < NA_VL and child_attr(code)[1] == CA_LABEL
 
 
 @njit(**NJIT_NO_ALLOC)
@@ -212,11 +234,10 @@ def node_attr(code, words, tags, o, n, S, k, b):
     if code == NA_T:
         return _word(tags, o, n, S[k, b + N_H], NONE)
     if code < NA_VL:
-        c = (code - 3) // 3
-        a = (code - 3) % 3
-        if a == 0:
+        c, a = child_attr(code)
+        if a == CA_WORD:
             return _word(words, o, n, S[k, b + N_LC + c], NOCHILD)
-        if a == 1:
+        if a == CA_TAG:
             return _word(tags, o, n, S[k, b + N_LC + c], NOCHILD)
         return _lab(S[k, b + N_LCL + c])
     if code == NA_VL:

@@ -35,6 +35,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _arc_kernels as K
+from swvp.features.hashing import feature_index  # noqa: F401 — part of this module's API
 
 __all__ = ["ArcData", "ArcFeatures", "feature_index", "TEMPLATES"]
 
@@ -54,31 +55,9 @@ TEMPLATES = {
     K.T_Q_SW_MT: "dir s-w m-t", K.T_Q_ST_MW: "dir s-t m-w", K.T_Q_ST_MT_DIST: "dir s-t m-t dist(s,m)",
 }
 
-_MASK64 = (1 << 64) - 1
 _RESERVED = ("<unk>", "<root>", "<bos>", "<eos>", "<nosib>")
 _TAGS = ("upos", "xpos")
 _WORDS = ("form", "lemma")
-
-
-def _mul(a: int, b: int) -> int:
-    return (a * b) & _MASK64
-
-
-def feature_index(template: int, atoms: Sequence[int], db: int | None = None, hash_bits: int = 22) -> int:
-    """Weight index of a feature (template id, atom ids[, direction/distance code]) — the plain-Python mirror of
-    the compiled hash in :mod:`swvp.features._arc_kernels` (the reference the tests compare it with)."""
-    k = int(K._K)
-    h = _mul(int(K._SEED) ^ template, k)
-    for a in atoms:
-        h = _mul(h ^ (int(a) & _MASK64), k)
-    if db is not None:
-        h = _mul(h ^ int(db), k)
-    h ^= h >> 30
-    h = _mul(h, int(K._M1))
-    h ^= h >> 27
-    h = _mul(h, int(K._M2))
-    h ^= h >> 31
-    return h & ((1 << hash_bits) - 1)
 
 
 @dataclass

@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from swvp._config import INT, NJIT
-from swvp.features._arc_kernels import dist_bin, hfin, hstep
+from swvp.features._arc_kernels import dist_bin
+from swvp.features._hash_kernels import hfin, hstep
 
 (R_RANK, R_CHILDREN, R_LEX_CHILDREN, R_ARITY, R_GRAND, R_SIB, R_SIZE, R_HSIZE, R_PUNCT, R_PUNCT_CTX, R_COORD,
  R_COORD_UP, R_ROOT, R_DEPTH, R_TRI, R_QUAD, R_WCTX, R_WPREV, R_COUNT, R_ENDS, R_DISTINCT, R_SUFCTX,

@@ -13,7 +13,7 @@ Weights: template t hashes its atom ids into a *row* ``r = hash(t, atoms) & mask
 1 + 2L weights (``2**bits`` rows, ``w[r·A + a]``). A template written ``move:NAME`` is conjoined with the move
 only (SHIFT, LEFT, RIGHT): its rows hold 3 weights, in a second region of ``2**move_bits`` rows after the first
 (``w[2**bits·A + r·3 + move(a)]``), so every label of a reduce shares them. A state's features are computed once
-and one contiguous slice per template scores every action (:class:`~swvp.transition.beam.TransitionModel` lays
+and one contiguous slice per template scores every action (:class:`~swvp.model.layout.TransitionLayout` lays
 the regions out).
 
 Sets (:data:`TEMPLATE_SETS`):
@@ -48,7 +48,8 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _transition_kernels as K
-from swvp.features.arc import checked_tag_features, feature_index, sentence_column, tag_column
+from swvp.features.arc import checked_tag_features, sentence_column, tag_column
+from swvp.features.hashing import feature_index
 
 __all__ = ["LABEL_TEMPLATES", "TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row",
            "template_set"]
@@ -124,7 +125,7 @@ def _node_attrs(codes: set[int]) -> np.ndarray:
                 attrs.add(K.NA_W if a == 0 else K.NA_T)
             elif si >= 6:
                 child = (si - 6) % 4  # lc, rc, lc2, rc2
-                attrs.add(3 + 3 * child + a)
+                attrs.add(K.NA_CHILD + 3 * child + a)
         elif c in (K.A_DQ, K.A_DS):
             attrs.add(K.NA_POS)
         elif c in (K.A_S0VL, K.A_S1VL):

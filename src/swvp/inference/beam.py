@@ -30,12 +30,13 @@ __all__ = ["BeamTrace", "beam_search"]
 
 @dataclass(frozen=True, eq=False)
 class BeamTrace:
-    """Per-step record of one beam search over n positions (rows i = 0..n-1; W = effective beam width).
+    """Per-step record of one beam search over n steps (rows i = 0..n-1; W = effective beam width): positions of a
+    label sequence, or the actions of a transition parser (:mod:`swvp.transition.beam`; labels are then actions).
 
     Attributes
     ----------
     labels : int64 (n, W)
-        Last label of item j of B_i (−1 past ``sizes[i]``).
+        Last label (action) of item j of B_i (−1 past ``sizes[i]``).
     parents : int64 (n, W)
         Index in B_{i-1} of item j's parent (−1 at i = 0 and past ``sizes[i]``).
     scores : float64 (n, W)
@@ -53,8 +54,10 @@ class BeamTrace:
     gold_in_beam : bool (n,)
         Whether g_i ∈ B_i (its state survived with the gold back-pointer chain; ALGORITHMS.md §2.3).
     gold : int64 (n,) or None
-    order, beam_size, start_step : int
+    beam_size, start_step : int
         Search settings (``start_step`` > 0: B_0..B_{start_step-1} forced to gold, LaSO).
+    order : int or None
+        The chain's order (None: a transition system).
     """
 
     labels: np.ndarray
@@ -67,17 +70,17 @@ class BeamTrace:
     gold_score: np.ndarray
     gold_in_beam: np.ndarray
     gold: np.ndarray | None
-    order: int
     beam_size: int
     start_step: int = 0
+    order: int | None = None
 
     @property
     def n(self) -> int:
-        """Number of positions."""
+        """Number of steps."""
         return int(self.sizes.shape[0])
 
     def prefix(self, i: int, j: int = 0) -> np.ndarray:
-        """Labels 0..i of item ``j`` of B_i (default the top prefix t_i); int64 (i+1,)."""
+        """Labels (actions) 0..i of item ``j`` of B_i (default the top prefix t_i); int64 (i+1,)."""
         if not 0 <= i < self.n:
             raise IndexError(f"step {i} out of range for a trace of {self.n} steps")
         if not 0 <= j < self.sizes[i]:

@@ -13,6 +13,8 @@ Statistics: ``stats`` (learn/_codes.py STAT_*) for every search, ``search_stats`
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
@@ -41,20 +43,34 @@ from swvp.learn._codes import (
     U_RULE,
 )
 from swvp.learn._swvp import apply_update
-from swvp.learn.ops import Accum, BeamSearch, ExactSearch
-from swvp.learn.search import Exact
+from swvp.learn.ops import Accum, BeamSearch, Constraints, ExactSearch
+from swvp.learn.search import Beam, Exact
 from swvp.learn.selectors import select_step
 
-__all__ = ["CompiledProblem", "decode_corpus", "train_epoch"]
+__all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "train_epoch", "update_on"]
+
+
+#: Everything the search of one example reads besides its score arrays: the structure, its workspace, the search
+#: (ExactSearch / BeamSearch: its type selects the code path) with its buffers, and the engine's scratch.
+Run = namedtuple("Run", ["st", "ws", "ss", "search", "scratch"])
+
+#: One training epoch's per-example arguments: the search's (:data:`Run`), the update rule (UpdateCodes), the
+#: averaging state (:data:`~swvp.learn.ops.Accum`) and the statistics (STAT_* and the search's B_*).
+Epoch = namedtuple("Epoch", ["run", "upd", "acc", "stats", "search_stats"])
+
+#: Scratch of an epoch: SWVP's I and S (``sets`` int (2, W)), margins and γ (``values`` float (3, W)), and three
+#: prefix buffers of ``steps + 1`` entries: the prediction's prefix, the final output and a latent chain's
+#: gold-beam prefix.
+Scratch = namedtuple("Scratch", ["sets", "values", "prefix", "output", "gold_prefix"])
 
 
 # ------------------------------------------------------------------------------------------- one example
-def learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
+def learn_example(ep, sc, s, n, cavg):
     """Search example s (size n, score arrays ``sc``) and update on its violation(s); returns the update count."""
     raise NotImplementedError
 
 
-def predict(st, ws, ss, sc, search, n, scratch):
+def predict(run, sc, n):
     """The search's output for an example (no gold): exact argmax, or the top of the final beam."""
     raise NotImplementedError
 
@@ -68,8 +84,13 @@ def _search_is(search, cls) -> bool:
     return isinstance(search, types.BaseNamedTuple) and search.instance_class is cls
 
 
+def _field(tuple_type, name):
+    return tuple_type.types[tuple_type.instance_class._fields.index(name)]
+
+
 @overload(learn_example, jit_options=NJIT)
-def _learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
+def _learn_example(ep, sc, s, n, cavg):
+    search = _field(_field(ep, "run"), "search")
     if _search_is(search, ExactSearch):
         return _learn_exact
     if _search_is(search, BeamSearch):
@@ -78,9 +99,10 @@ def _learn_example(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_s
 
 
 @overload(predict, jit_options=NJIT, inline="always")
-def _predict(st, ws, ss, sc, search, n, scratch):
+def _predict(run, sc, n):
+    search = _field(run, "search")
     if _search_is(search, ExactSearch):
-        return lambda st, ws, ss, sc, search, n, scratch: ops.decode(st, ws, sc, n)
+        return lambda run, sc, n: ops.decode(run.st, run.ws, sc, n)
     if _search_is(search, BeamSearch):
         return _predict_beam
     return None
@@ -95,10 +117,28 @@ def _search_space(st, search):
     return None
 
 
-def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
+@njit(**NJIT)
+def update_on(ep, sc, s, y, z, n, cavg):
+    """One update on the pair (reference y, prediction z) of size n (a prefix length under inexact search): counted,
+    its invalidity (w·ΔΦ > eps, ALGORITHMS.md §2.4) counted, and the update rule applied with lazy averaging at
+    example ``cavg``; returns w·ΔΦ(x, y, z) before the update."""
+    st, ws = ep.run.st, ep.run.ws
+    ep.stats[STAT_UPDATES] += 1
+    ops.begin_update(st, ws, s, y, z, n)
+    margin = ops.margin(st, ws, sc, y, z, n)
+    if margin > ep.upd.rule_params[F_EPS]:
+        ep.stats[STAT_INVALID] += 1
+    apply_update(st, ws, sc, ep.upd, ep.acc, cavg, s, y, z, n, ep.stats, ep.run.scratch.sets,
+                 ep.run.scratch.values)
+    ops.end_update(st, ws, s, y, z, n)
+    return margin
+
+
+def _learn_exact(ep, sc, s, n, cavg):
     """Exact search: z = argmax; on a mistake, update on (reference, z) (Collins 2002)."""
+    st, ws, stats = ep.run.st, ep.run.ws, ep.stats
     z = ops.decode(st, ws, sc, n)
-    wrong = ops.count_errors(st, s, z, n)
+    wrong = ops.count_errors(st, ws, s, z, n)
     stats[STAT_TOKENS] += n
     stats[STAT_TOKENS_WRONG] += wrong
     if wrong == 0:
@@ -108,29 +148,26 @@ def _learn_exact(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_sta
     if not ok:
         stats[STAT_SKIPPED] += 1
         return 0
-    stats[STAT_UPDATES] += 1
-    ops.begin_update(st, ws, s, y, z, n)
-    if ops.margin(st, ws, sc, y, z, n) > upd.rule_params[F_EPS]:
-        stats[STAT_INVALID] += 1
-    apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch[0], scratch[1])
-    ops.end_update(st, ws, s, y, z, n)
+    update_on(ep, sc, s, y, z, n, cavg)
     return 1
 
 
-def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stats, scratch):
+def _learn_beam(ep, sc, s, n, cavg):
     """Beam search with exact gold tracking, then updates at the steps the selector picks (ALGORITHMS.md §2).
 
     A latent chain (§7) tracks its reference with a gold beam B⁺ of reference-consistent prefixes: the trace's gold
     score is w·Φ(B⁺_i[0]) and the update's reference prefix is B⁺_{i*}[0] (``ops.beam_gold``)."""
-    zp = scratch[2]
-    eps = upd.rule_params[F_EPS]
+    run, stats, search_stats = ep.run, ep.stats, ep.search_stats
+    st, ws, ss, search, scratch = run.st, run.ws, run.ss, run.search, run.scratch
+    zp = scratch.prefix
+    eps = ep.upd.rule_params[F_EPS]
     ok, y = ops.beam_reference(st, ws, sc, s, zp, n)
     steps = ops.n_steps(st, n)
     trace = ops.beam_search(st, ss, sc, n, y, True, 0)
     search_stats[B_SEARCHES] += 1
-    z = scratch[3]
+    z = scratch.output
     ops.backtrack(st, ss, steps - 1, z)
-    wrong = ops.count_errors(st, s, z, n)
+    wrong = ops.count_errors(st, ws, s, z, n)
     stats[STAT_TOKENS] += n
     stats[STAT_TOKENS_WRONG] += wrong
     if wrong > 0:
@@ -149,13 +186,9 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
             break
         m = i + 1
         ops.backtrack(st, ss, i, zp)
-        yg = ops.beam_gold(st, ss, y, i, scratch[4])  # g_{i*}: y's prefix, or a latent chain's B⁺_{i*}[0]
+        yg = ops.beam_gold(st, ss, y, i, scratch.gold_prefix)  # g_{i*}: y's prefix, or a latent chain's B⁺_{i*}[0]
         V = trace.top_score[i] - trace.gold_score[i]
-        ops.begin_update(st, ws, s, yg, zp, m)
-        margin = ops.margin(st, ws, sc, yg, zp, m)  # w·ΔΦ(g_{i*}, t_{i*})
-        stats[STAT_UPDATES] += 1
-        if margin > eps:
-            stats[STAT_INVALID] += 1
+        margin = update_on(ep, sc, s, yg, zp, m, cavg)  # w·ΔΦ(g_{i*}, t_{i*}) before the update
         if trace.top_is_gold[i] or V < -eps or margin > eps:
             search_stats[B_NONVIOL] += 1
         if abs(V + margin) > 1e-7 * (1.0 + abs(trace.top_score[i]) + abs(trace.gold_score[i])):
@@ -163,13 +196,11 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
         search_stats[B_POS_SUM] += m / steps
         if m == steps:
             search_stats[B_FULL] += 1
-        apply_update(st, ws, sc, upd, acc, cavg, s, yg, zp, m, stats, scratch[0], scratch[1])
-        ops.end_update(st, ws, s, yg, zp, m)
         made += 1
         if not search.laso or m == steps:
             break
         # LaSO: re-score under the new weights and search on from the gold prefix, B_i = [g_i] for i <= i*.
-        sc = ops.scores(st, ws, acc.w, s, n)
+        sc = ops.scores(st, ws, ep.acc.w, s, n)
         trace = ops.beam_search(st, ss, sc, n, y, True, m)
         search_stats[B_SEARCHES] += 1
     if wrong > 0 and made == 0:
@@ -177,21 +208,22 @@ def _learn_beam(st, ws, ss, sc, search, upd, acc, cavg, s, n, stats, search_stat
     return made
 
 
-def _predict_beam(st, ws, ss, sc, search, n, scratch):
-    z = scratch[3]
-    ops.beam_search(st, ss, sc, n, scratch[2][:0], False, 0)
-    ops.backtrack(st, ss, ops.n_steps(st, n) - 1, z)
+def _predict_beam(run, sc, n):
+    z = run.scratch.output
+    ops.beam_search(run.st, run.ss, sc, n, run.scratch.gold_prefix[:0], False, 0)
+    ops.backtrack(run.st, run.ss, ops.n_steps(run.st, n) - 1, z)
     return z
 
 
 # ----------------------------------------------------------------------------------------------- epochs
 @njit(**NJIT)
-def _scratch(steps, jj_count):
-    """SWVP scratch (I, S, γ) and three prefix buffers for up to ``steps`` search steps (prediction, final output,
-    a latent chain's gold-beam prefix), allocated once per epoch."""
-    width = max(steps + 1, jj_count)
-    return (np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
-            np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
+def new_run(st, search, jj_width):
+    """The :data:`Run` of an epoch or a decoding pass: workspace, search buffers and scratch, allocated once."""
+    steps = ops.n_steps(st, ops.max_size(st))
+    width = max(steps + 1, jj_width)
+    scratch = Scratch(np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
+                      np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
+    return Run(st, ops.workspace(st, jj_width), search_space(st, search), search, scratch)
 
 
 @njit(**NJIT)
@@ -202,9 +234,9 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, search_stats, upd_example
     receives the index of the example of the epoch's k-th update and ``upd_example[2k+1]`` the log length after it
     (the voted perceptron replays the log); running out of room sets STAT_LOG_OVERFLOW.
     """
-    ws = ops.workspace(st, upd.jj_ptr.shape[0])
-    ss = search_space(st, search)
-    scratch = _scratch(ops.n_steps(st, ops.max_size(st)), upd.jj_ptr.shape[0])
+    run = new_run(st, search, upd.jj_ptr.shape[0])
+    ep = Epoch(run, upd, acc, stats, search_stats)
+    ws = run.ws
     c = c0
     n_upd = int(stats[STAT_UPDATES])  # an epoch may run in several chunks that share ``stats``
     for oi in range(perm.shape[0]):
@@ -213,8 +245,7 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, search_stats, upd_example
         if n == 0:
             c += 1
             continue
-        made = learn_example(st, ws, ss, ops.scores(st, ws, acc.w, s, n), search, upd, acc, float(c), s, n,
-                             stats, search_stats, scratch)
+        made = learn_example(ep, ops.scores(st, ws, acc.w, s, n), s, n, float(c))
         if made > 0 and upd_example.shape[0] > 0:
             if 2 * n_upd + 1 < upd_example.shape[0]:
                 upd_example[2 * n_upd] = c
@@ -231,15 +262,49 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, search_stats, upd_example
 @njit(**NJIT)
 def decode_corpus(st, search, w, out):
     """The search's output for every example under weights ``w``, written by the structure into ``out``."""
-    ws = ops.workspace(st, 0)
-    ss = search_space(st, search)
-    scratch = _scratch(ops.n_steps(st, ops.max_size(st)), 0)
+    run = new_run(st, search, 0)
     for s in range(ops.n_examples(st)):
         n = ops.example_size(st, s)
         if n == 0:
             continue
-        z = predict(st, ws, ss, ops.scores(st, ws, w, s, n), search, n, scratch)
-        ops.write_output(st, z, s, n, out)
+        z = predict(run, ops.scores(st, run.ws, w, s, n), n)
+        ops.write_output(st, run.ws, z, s, n, out)
+
+
+def constrained(st, ws, sc, s, n, cons):
+    """``sc`` under the constraints ``cons`` (``ops.constrain``), or ``sc`` itself when ``cons`` is None."""
+    raise NotImplementedError
+
+
+@overload(constrained, jit_options=NJIT, inline="always")
+def _constrained(st, ws, sc, s, n, cons):
+    if isinstance(cons, types.NoneType):
+        return lambda st, ws, sc, s, n, cons: sc
+    return lambda st, ws, sc, s, n, cons: ops.constrain(st, ws, sc, s, n, cons)
+
+
+@njit(**NJIT)
+def kbest_corpus(st, search, w, k, cons, out, scores, count):
+    """The ``k`` best outputs of every example under weights ``w`` (``ops.kbest``; under the constraints ``cons``
+    when not None, ``ops.constrain``): candidate j of example s written by the structure into ``out[j]``, its model
+    score into ``scores[s, j]``; ``count[s]`` candidates were found (0: none satisfies the constraints). Candidate
+    0 is the search's 1-best (``decode_corpus``'s output) bit for bit."""
+    run = new_run(st, search, 0)
+    ws = run.ws
+    zs = np.zeros((k, ops.n_steps(st, ops.max_size(st)) + 1), INT)
+    zsc = np.empty(k, FLOAT)
+    for s in range(ops.n_examples(st)):
+        n = ops.example_size(st, s)
+        if n == 0:
+            count[s] = 1
+            scores[s, 0] = 0.0
+            continue
+        sc = constrained(st, ws, ops.scores(st, ws, w, s, n), s, n, cons)
+        m = ops.kbest(st, ws, run.ss, sc, n, k, zs, zsc)
+        count[s] = m
+        for j in range(m):
+            scores[s, j] = zsc[j]
+            ops.write_output(st, ws, zs[j], s, n, out[j])
 
 
 def new_accum(w: np.ndarray, u: np.ndarray, log: dict | None) -> Accum:
@@ -250,15 +315,25 @@ def new_accum(w: np.ndarray, u: np.ndarray, log: dict | None) -> Accum:
 
 
 class CompiledProblem:
-    """Base of the problems whose structure implements :mod:`swvp.learn.ops`: epochs and decoding by the engine.
+    """Base of the problems whose structure implements :mod:`swvp.learn.ops`: epochs, decoding, k-best lists and
+    accuracy by the engine.
 
-    A subclass provides ``n_examples``, ``weight_size``, :meth:`structure` (its data tuple, gold included),
-    :meth:`output_size` (length of the flat decoded output), :meth:`check_training` (refuse what it cannot learn
-    with) and ``log_capacity``; :meth:`run_epoch` and :meth:`decode_flat` are the same for every structure.
+    A subclass provides ``n_examples``, ``weight_size``, :meth:`structure` (its data tuple, gold included; with
+    ``for_training``, raising when there is no gold), :meth:`output_size` (length of the flat decoded output) and
+    :meth:`gold_output`; it may refine :meth:`check_training` (data it cannot learn from), :meth:`decode` (the
+    decoded output in another form) and the class attributes below. Which searches apply follows from the
+    operations its structure registered (exact search: ``decode``; greedy/beam search: ``beam_search``).
     """
 
     n_examples: int
     weight_size: int
+    #: the search :meth:`decode` uses when none is given (None: exact)
+    default_search = None
+    #: what the refusal of an unavailable search adds (e.g. which searches are available)
+    searches = ""
+    #: whether LaSO restarts and the voted perceptron are offered
+    laso = True
+    voted = True
 
     def structure(self, for_training: bool = False):
         raise NotImplementedError
@@ -266,15 +341,38 @@ class CompiledProblem:
     def output_size(self) -> int:
         raise NotImplementedError
 
-    def check_training(self, search, update, voted: bool) -> None:
-        """Raise if this problem cannot be trained with ``search``/``update`` (or the voted log)."""
-
-    def check_decoding(self, search) -> None:
-        """Raise if this problem cannot be decoded with ``search``."""
-
     def gold_output(self) -> np.ndarray | None:
         """The gold output in :meth:`decode`'s form (None: a problem for decoding only)."""
         raise NotImplementedError
+
+    def check_training(self, search, update, voted: bool) -> None:
+        """Raise if this problem cannot be trained with ``search``/``update`` (or the voted log)."""
+        st = self.structure(for_training=True)
+        self.check_decoding(search)
+        name = type(self).__name__
+        if voted and not self.voted:
+            raise NotImplementedError(f"the voted perceptron is not available for {name}")
+        if voted and isinstance(search, Beam) and search.laso:
+            raise NotImplementedError("the voted perceptron is not available with LaSO (several updates per example)")
+        if (update.rule_codes[U_RULE] == RULE_WV and update.rule_codes[U_JJ] == JJ_INFERENCE
+                and not ops.provides(type(st), ops.mix_search)):
+            raise ValueError(f"{name} has no constrained search (ops.mix_search): jj='inference' is not available "
+                             "for it")
+
+    def check_decoding(self, search) -> None:
+        """Raise if this problem cannot be decoded with ``search`` (its structure lacks the operations)."""
+        cls = type(self.structure())
+        if isinstance(search, Beam):
+            ok = ops.provides(cls, ops.beam_search) and (self.laso or not search.laso)
+        else:
+            ok = isinstance(search, Exact) and ops.provides(cls, ops.decode)
+        if not ok:
+            note = f": {self.searches}" if self.searches else ""
+            raise NotImplementedError(f"search {search!r} is not available for {type(self).__name__}{note}")
+
+    def decode(self, w: np.ndarray, search=None) -> np.ndarray:
+        """The search's output for every example under weights ``w`` (flat, as the structure writes it)."""
+        return self.decode_flat(w, search)
 
     def accuracy(self, w: np.ndarray, search=None) -> float:
         """Per-token (per-word) accuracy of ``decode(w, search)`` against the gold output (NaN without gold)."""
@@ -282,6 +380,10 @@ class CompiledProblem:
         if gold is None or gold.size == 0:
             return float("nan")
         return float(np.mean(self.decode(w, search) == gold))
+
+    def log_capacity(self, update) -> int:
+        """A first size of the voted perceptron's log of one epoch (the learner grows it when an epoch needs more)."""
+        return max(1 << 12, 256 * self.n_examples)
 
     def run_epoch(self, weights, order: np.ndarray, search, update, stats: np.ndarray, log: dict | None = None,
                   search_stats: np.ndarray | None = None) -> None:
@@ -298,21 +400,45 @@ class CompiledProblem:
         elif search_stats.shape != (search.n_stats,):
             raise ValueError(f"search_stats must have shape ({search.n_stats},), got {search_stats.shape}")
         upd_example = np.zeros(0, INT) if log is None else log["updates"]
-        st = self.structure(for_training=True)
-        if (update.rule_codes[U_RULE] == RULE_WV and update.rule_codes[U_JJ] == JJ_INFERENCE
-                and not ops.provides(type(st), ops.mix_search)):
-            raise ValueError(f"{type(self).__name__} has no constrained search (ops.mix_search): jj='inference' "
-                             "is not available for it")
-        weights.c = train_epoch(st, search.compiled(), update,
+        weights.c = train_epoch(self.structure(for_training=True), search.compiled(), update,
                                 new_accum(weights.w, weights.u, log), weights.c,
                                 np.ascontiguousarray(order, dtype=INT), stats, search_stats, upd_example)
 
-    def decode_flat(self, w: np.ndarray, search) -> np.ndarray:
-        """The search's output for every example under weights ``w`` (flat, as the structure writes it)."""
-        search = Exact() if search is None else search
+    def _search(self, search):
+        search = (self.default_search or Exact()) if search is None else search
         self.check_decoding(search)
+        return search
+
+    def _weights(self, w: np.ndarray) -> np.ndarray:
         if w.shape != (self.weight_size,):
             raise ValueError(f"weights must have shape ({self.weight_size},), got {w.shape}")
+        return np.ascontiguousarray(w, dtype=FLOAT)
+
+    def decode_flat(self, w: np.ndarray, search) -> np.ndarray:
+        """The search's output for every example under weights ``w`` (flat, as the structure writes it)."""
+        search = self._search(search)
         out = np.zeros(self.output_size(), INT)
-        decode_corpus(self.structure(), search.compiled(), np.ascontiguousarray(w, dtype=FLOAT), out)
+        decode_corpus(self.structure(), search.compiled(), self._weights(w), out)
         return out
+
+    def kbest_flat(self, w: np.ndarray, k: int, search=None, constraints: Constraints | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ``k`` best outputs of every example (``ops.kbest``), under ``constraints`` (``ops.constrain``) when
+        given: (outputs (k, output_size) flat as :meth:`decode_flat` writes them, scores (n_examples, k),
+        count (n_examples,)); example s has ``count[s]`` candidates (0: none satisfies its constraints), best first,
+        candidate 0 being :meth:`decode_flat`'s output bit for bit."""
+        search = self._search(search)
+        st = self.structure()
+        name = type(self).__name__
+        if not ops.provides(type(st), ops.kbest):
+            raise ValueError(f"{name} has no k-best decoding")
+        if constraints is not None and not ops.provides(type(st), ops.constrain):
+            raise ValueError(f"{name} has no constrained decoding")
+        if int(k) != k or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        k = int(k)
+        out = np.zeros((k, self.output_size()), INT)
+        scores = np.full((self.n_examples, k), -np.inf, FLOAT)
+        count = np.zeros(self.n_examples, INT)
+        kbest_corpus(st, search.compiled(), self._weights(w), k, constraints, out, scores, count)
+        return out, scores, count

@@ -144,30 +144,48 @@ class SequentialRunner:
         self.learner, self.problem, self.search, self.codes = learner, problem, search, codes
         self.table = weights if weights is not None else WeightTable(problem.weight_size)
         self.order = np.arange(problem.n_examples, dtype=INT)
+        self.log_size = None  # the voted log's capacity, grown to what an epoch needed
 
     def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
         learner, problem, table = self.learner, self.problem, self.table
         if learner.shuffle:
             self.order = rng.permutation(problem.n_examples).astype(INT)
-        stats = np.zeros(N_STATS, FLOAT)
-        search_stats = self.search.new_stats()
-        c_before = table.c
-        log = None
-        if learner.voted:
-            cap = problem.log_capacity(self.codes)
+        if not learner.voted:
+            stats, search_stats = self._pass(epoch, on_progress, None)
+            return epoch_stats(epoch, stats, self.search, search_stats)
+        # The voted perceptron logs every weight change of the epoch. The log counts the changes past its capacity,
+        # so an epoch that overflows it is run again, from the weights before it, with a log of the size it needed.
+        if self.log_size is None:
+            self.log_size = problem.log_capacity(self.codes)
+        before = (table.w.copy(), table.u.copy(), table.c)
+        while True:
+            cap = self.log_size
             log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
                    "updates": np.zeros(2 * problem.n_examples, INT)}
+            stats, search_stats = self._pass(epoch, on_progress, log)
+            if not stats[STAT_LOG_OVERFLOW]:
+                break
+            needed = int(log["n"][0])
+            if needed <= cap:
+                raise RuntimeError("voted perceptron log overflow with room left (a bug)")
+            self.log_size = needed + needed // 4
+            table.w[:], table.u[:] = before[0], before[1]
+            table.c = before[2]
+        result.voted.add_epoch(log, int(stats[STAT_UPDATES]), before[2], table.c)
+        return epoch_stats(epoch, stats, self.search, search_stats)
+
+    def _pass(self, epoch: int, on_progress, log: dict | None) -> tuple[np.ndarray, np.ndarray]:
+        """One compiled pass over the epoch's order, in chunks when progress is reported; (stats, search stats)."""
+        problem = self.problem
+        stats = np.zeros(N_STATS, FLOAT)
+        search_stats = self.search.new_stats()
         n = problem.n_examples
         step = n if on_progress is None else max(1, -(-n // 50))
         for lo in range(0, max(n, 1), step):
-            problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
+            problem.run_epoch(self.table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
             if on_progress is not None:
                 on_progress(epoch, min(lo + step, n), n, stats)
-        if learner.voted:
-            if stats[STAT_LOG_OVERFLOW]:
-                raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
-            result.voted.add_epoch(log, int(stats[STAT_UPDATES]), c_before, table.c)
-        return epoch_stats(epoch, stats, self.search, search_stats)
+        return stats, search_stats
 
     def close(self) -> None:
         pass

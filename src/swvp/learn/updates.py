@@ -187,18 +187,6 @@ class WeightedViolations(FrozenParams):
         return label
 
 
-def sets_per_position(update: UpdateCodes) -> int:
-    """An upper bound on how many sets of JJ_x hold one position (for the voted perceptron's log capacity)."""
-    kind, param = int(update.rule_codes[U_JJ]), int(update.rule_codes[U_JJ_PARAM])
-    if kind == JJ_WINDOW:
-        return max(1, param)
-    if kind == JJ_INFERENCE:
-        return 2 * param + 1
-    if kind == JJ_EXPLICIT:
-        return max(1, update.jj_ptr.shape[0] - 1)
-    return 1
-
-
 UPDATE_RULES = {"csp": Full, "full": Full, "swvp": WeightedViolations}
 
 

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from swvp.features._transition_kernels import FeatureSet
+from swvp.features.transition import TemplateSet, template_set
 
 
 @dataclass(frozen=True)
@@ -78,3 +84,48 @@ class CandidateLayout:
     @property
     def size(self) -> int:
         return self.coff + (self.n_classes + 1) * self.n_classes
+
+
+@dataclass(frozen=True, eq=False)
+class TransitionLayout:
+    """Weight layout of a transition parser (:mod:`swvp.features.transition`): ``2**bits`` rows of A = 1 + 2L action
+    weights for the templates conjoined with the labelled action, then ``2**move_bits`` rows of 3 move weights for
+    those conjoined with the move (only when the set has such templates); ``n_labels`` arc labels."""
+
+    templates: TemplateSet
+    bits: int
+    n_labels: int
+    move_bits: int = 22
+
+    @classmethod
+    def create(cls, templates: str | TemplateSet = "huang-sagae", *, bits: int = 18, n_labels: int = 1,
+               move_bits: int = 22):
+        for name, b in (("bits", bits), ("move_bits", move_bits)):
+            if not 8 <= int(b) <= 30:
+                raise ValueError(f"{name} must be in 8..30, got {b!r}")
+        if int(n_labels) < 1:
+            raise ValueError(f"n_labels must be >= 1, got {n_labels!r}")
+        ts = template_set(templates) if isinstance(templates, str) else templates
+        return cls(ts, int(bits), int(n_labels), int(move_bits))
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """The kernels' template table (conjunction, weight-region base and row mask per template)."""
+        return self.templates.kernel_table(self.bits, self.move_bits, self.n_labels)
+
+    @property
+    def n_actions(self) -> int:
+        return 1 + 2 * self.n_labels
+
+    @property
+    def weight_size(self) -> int:
+        """Length of w: 2**bits rows × A actions, then (with move templates) 2**move_bits rows × 3 moves."""
+        size = (1 << self.bits) * self.n_actions
+        if self.templates.has_move_templates:
+            size += (1 << self.move_bits) * 3
+        return size
+
+    @property
+    def feats(self) -> FeatureSet:
+        """The kernels' feature set."""
+        return FeatureSet(self.table, self.templates.attrs, self.n_labels)

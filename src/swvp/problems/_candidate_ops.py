@@ -25,11 +25,11 @@ from swvp.problems._offsets import OFFSET_OPS
 
 #: A candidate-chain training set as kernels see it: emission features (CSR per token), sentence offsets, gold
 #: slots (empty when decoding only), K = the largest candidate count, the chain order (1), the longest sentence,
-#: ``forced`` (False: read by the chain operations shared here), the candidates (CSR per token: label ids), L
+#: the candidates (CSR per token: label ids), L
 #: labels, each label's atoms (CSR: atom ids), the hash bits of the emission cells, the transition blocks' offsets,
 #: each label's class (START = L has class C) and C, and whether transitions are scored at all.
 CandidateData = namedtuple("CandidateData", [
-    "fptr", "fids", "offsets", "gold", "K", "order", "maxlen", "forced", "cptr", "cand", "n_labels", "aptr",
+    "fptr", "fids", "offsets", "gold", "K", "order", "maxlen", "cptr", "cand", "n_labels", "aptr",
     "atoms", "bits", "toff", "coff", "label_class", "n_classes", "transitions"])
 
 
@@ -42,7 +42,7 @@ def scores(st, ws, w, s, n):
     return ChainScores(ws.E, Tb, Tb2, ws.T[:n], ws.T2_order1, False)
 
 
-def count_errors(st, s, z, n):
+def count_errors(st, ws, s, z, n):
     """Tokens whose predicted slot is not the gold one (a gold label outside the candidates is always an error)."""
     s0 = st.offsets[s]
     wrong = 0
@@ -66,7 +66,7 @@ def mix_delta(st, ws, acc, cavg, coef, s, y, lo, hi, n):
     add_candidate_delta(acc, cavg, coef, st, st.offsets[s], y, ws.mix, lo, hi, n)
 
 
-def write_output(st, z, s, n, out):
+def write_output(st, ws, z, s, n, out):
     """The predicted *labels* (not slots) of example s."""
     s0 = st.offsets[s]
     for i in range(n):
@@ -75,11 +75,10 @@ def write_output(st, z, s, n, out):
 
 CANDIDATE_OPS = {
     **OFFSET_OPS, ops.workspace: chain.workspace, ops.scores: scores, ops.decode: chain.decode,
-    ops.count_errors: count_errors, ops.reference: reference, ops.begin_update: chain.no_update_setup,
-    ops.end_update: chain.no_update_setup, ops.margin: chain.margin, ops.delta: delta, ops.mix_init: chain.mix_init,
-    ops.mix_set: chain.mix_set, ops.mix_margin: chain.mix_margin, ops.mix_delta: mix_delta,
-    ops.mix_reset: chain.mix_reset, ops.write_output: write_output, ops.jj_groups: chain.jj_groups,
-    ops.mix_search: chain.mix_search,
+    ops.count_errors: count_errors, ops.reference: reference, ops.margin: chain.margin, ops.delta: delta,
+    ops.mix_init: chain.mix_init, ops.mix_set: chain.mix_set, ops.mix_margin: chain.mix_margin,
+    ops.mix_delta: mix_delta, ops.mix_reset: chain.mix_reset, ops.write_output: write_output,
+    ops.jj_groups: chain.jj_groups, ops.mix_search: chain.mix_search,
 }
 
-ops.register(CandidateData, CANDIDATE_OPS, no_refcounts=chain.CHAIN_NO_REFCOUNTS)
+ops.register(CandidateData, CANDIDATE_OPS)

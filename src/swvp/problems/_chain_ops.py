@@ -8,9 +8,10 @@ tracking). ΔΦ and margins touch only the positions where two label sequences d
 principle 2). SWVP's mixed assignment m^J(z, y) (ALGORITHMS.md §1.1) is y with the positions in J taken from z;
 its factors lie in the window lo..hi−1 = min J .. max J + order.
 
-A latent chain (:mod:`swvp.problems.latent`) is a chain over latent states with ``forced`` set: its errors are
-counted on the states' labels and its reference is found by forced decoding (Zhao & Huang; ALGORITHMS.md §7) —
-a different reference finder in front of the same update, so it shares every compiled kernel with the chain.
+k-best lists are the exact lazy k-best Viterbi of :mod:`swvp.inference._kernels.kbest_viterbi` on the same score
+arrays (rank 0 is Viterbi's output bit for bit); constraints (allowed labels per token) mask emissions with
+``-inf`` (:func:`swvp.inference._kernels.mask.mask_labels`). A latent chain (:mod:`swvp.problems._latent_ops`) is
+a structure type of its own that reuses these operations over its latent states.
 """
 
 from __future__ import annotations
@@ -23,20 +24,19 @@ from numba import njit
 from swvp._config import FLOAT, INT, NJIT
 from swvp.inference._kernels.beam import backtrack as beam_backtrack
 from swvp.inference._kernels.beam import beam_search_into, beam_width, beam_workspace, new_trace
+from swvp.inference._kernels.kbest_viterbi import kbest_chain
+from swvp.inference._kernels.mask import mask_labels
 from swvp.inference._kernels.viterbi import viterbi1
 from swvp.inference._kernels.viterbi2 import viterbi2
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import add_delta, fill_scores, fill_shared, n_histories, score_difference, shared_transitions
-from swvp.problems._latent_beam import gold_backtrack, gold_beam_space, latent_beam_search_into
 from swvp.problems._offsets import OFFSET_OPS
 
 #: A chain training set as kernels see it: features (CSR per token), sentence offsets, gold labels (empty when
-#: decoding only), K labels (or latent states), the order, the transition block's offset in w, the longest
-#: sentence; for a latent chain (ALGORITHMS.md §7) each state's label, each label's number of states and
-#: ``forced`` = True: the reference is found by forced decoding (:func:`forced_viterbi`) instead of being the gold.
+#: decoding only), K labels, the order, the transition block's offset in w, the longest sentence.
 ChainData = namedtuple("ChainData", ["fptr", "fids", "tptr", "tids", "offsets", "gold", "K", "order", "toff",
-                                     "maxlen", "state_label", "label_n_states", "forced"])
+                                     "maxlen"])
 
 #: The score arrays of one sentence: emissions E, transitions broadcast from one row (Tb, and Tb2 viewed as second
 #: order) or per position (Tc, Tc2), and which of the two is filled.
@@ -47,13 +47,12 @@ ChainScores = namedtuple("ChainScores", ["E", "Tb", "Tb2", "Tc", "Tc2", "shared"
 ChainWork = namedtuple("ChainWork", ["E", "T", "T0", "T2_order1", "delta", "bp", "z", "mix", "forced",
                                      "E_forced"])
 
-#: What beam search adds (allocated only for it): the width, the trace, the search's scratch and (rows only for a
-#: latent chain) the gold beam B⁺ of reference-consistent prefixes (:mod:`swvp.problems._latent_beam`).
-ChainBeam = namedtuple("ChainBeam", ["width", "trace", "work", "gold"])
+#: What beam search adds (allocated only for it): the width, the trace and the search's scratch.
+ChainBeam = namedtuple("ChainBeam", ["width", "trace", "work"])
 
 
 def workspace(st, jj_width):
-    return chain_workspace(st.maxlen, st.K, st.order, st.forced)
+    return chain_workspace(st.maxlen, st.K, st.order, False)
 
 
 @njit(**NJIT)
@@ -69,8 +68,7 @@ def chain_workspace(maxlen, K, order, forced):
 
 def beam_space(st, beam_size):
     width = beam_width(st.K, st.order, beam_size)
-    gold = gold_beam_space(st.K, st.order, st.maxlen, width) if st.forced else gold_beam_space(1, 1, 0, 1)
-    return ChainBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width), gold)
+    return ChainBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width))
 
 
 def scores(st, ws, w, s, n):
@@ -123,15 +121,10 @@ def window_difference(st, sc, y, z, lo, hi, n):
     return score_difference(sc.E, sc.Tc, y, z, lo, hi, n, st.K, st.order)
 
 
-def count_errors(st, s, z, n):
-    """Tokens whose label (for a latent chain: whose state's label) differs from the gold label."""
+def count_errors(st, ws, s, z, n):
+    """Tokens whose label differs from the gold label."""
     s0 = st.offsets[s]
     wrong = 0
-    if st.forced:
-        for i in range(n):
-            if st.state_label[z[i]] != st.gold[s0 + i]:
-                wrong += 1
-        return wrong
     for i in range(n):
         if z[i] != st.gold[s0 + i]:
             wrong += 1
@@ -139,111 +132,9 @@ def count_errors(st, s, z, n):
 
 
 def reference(st, ws, sc, s, z, n):
-    """The gold labels, or for a latent chain forced decoding (False: a gold label no state carries; skipped)."""
+    """The gold labels."""
     s0 = st.offsets[s]
-    if not st.forced:
-        return True, st.gold[s0:s0 + n]
-    for i in range(n):
-        if st.label_n_states[st.gold[s0 + i]] == 0:
-            return False, ws.forced[:n]
-    if st.order == 1:
-        T = sc.Tb if sc.shared else sc.Tc
-        forced_viterbi_sparse(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.forced, ws.delta[:, 0, :],
-                              ws.bp[:, 0, :], ws.bp[:, 1, :])
-    else:
-        T2 = sc.Tb2 if sc.shared else sc.Tc2
-        forced_viterbi2(sc.E, T2, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta, ws.bp)
-    return True, ws.forced[:n]
-
-
-def beam_reference(st, ws, sc, s, z, n):
-    """What beam search tracks: the gold labels (a latent chain: the reference labels, which its gold beam B⁺
-    follows; False when a gold label no state carries — the example is skipped)."""
-    if not st.forced:
-        return ops.reference(st, ws, sc, s, z, n)
-    s0 = st.offsets[s]
-    for i in range(n):
-        if st.label_n_states[st.gold[s0 + i]] == 0:
-            return False, st.gold[s0:s0 + n]
     return True, st.gold[s0:s0 + n]
-
-
-def beam_gold(st, bs, y, i, out):
-    """The reference prefix of an update at step i: the gold labels y, or a latent chain's B⁺_i[0] (into out)."""
-    if not st.forced:
-        return y
-    gold_backtrack(bs.gold, i, out)
-    return out[:i + 1]
-
-
-@njit(**NJIT)
-def forced_viterbi(E, T, n, state_label, gold, E_forced, out, delta, bp):
-    """d* = argmax over the state sequences whose labels are ``gold[:n]`` (Zhao & Huang's forced decoding): Viterbi
-    over E with every state of another label at −∞ (copied into ``E_forced``; E stays, for SWVP's margins)."""
-    for i in range(n):
-        g = gold[i]
-        for h in range(state_label.shape[0]):
-            E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
-    viterbi1(E_forced, T, n, state_label.shape[0], out, delta, bp)
-
-
-@njit(**NJIT)
-def forced_viterbi_sparse(E, T, n, state_label, gold, out, delta, bp, states):
-    """:func:`forced_viterbi` visiting only the states of the gold labels: O(n (H + k²)) for k states per label
-    instead of O(n H²), the same output bit for bit (same sums, same smallest-id ties: the other states' −∞ scores
-    never win a comparison there). ``states`` (>= n, H) int scratch: the states allowed at each position."""
-    H = state_label.shape[0]
-    g = gold[0]
-    pc = 0
-    for h in range(H):
-        if state_label[h] == g:
-            states[0, pc] = h
-            pc += 1
-            delta[0, h] = E[0, h] + T[0, H, h]
-    for i in range(1, n):
-        g = gold[i]
-        c = 0
-        for h in range(H):
-            if state_label[h] != g:
-                continue
-            states[i, c] = h
-            c += 1
-            best = -np.inf
-            arg = 0
-            for q in range(pc):
-                p = states[i - 1, q]
-                v = delta[i - 1, p] + T[i, p, h]
-                if v > best:
-                    best = v
-                    arg = p
-            delta[i, h] = best + E[i, h]
-            bp[i, h] = arg
-        pc = c
-    best = -np.inf
-    arg = 0
-    for q in range(pc):
-        h = states[n - 1, q]
-        if delta[n - 1, h] > best:
-            best = delta[n - 1, h]
-            arg = h
-    out[n - 1] = arg
-    for i in range(n - 1, 0, -1):
-        out[i - 1] = bp[i, out[i]]
-
-
-@njit(**NJIT)
-def forced_viterbi2(E, T2, n, state_label, gold, E_forced, out, delta, bp):
-    """Second-order forced decoding: :func:`forced_viterbi` over ``T2`` (n, H+1, H+1, H) with
-    :func:`~swvp.inference._kernels.viterbi2.viterbi2`; ``delta``/``bp`` (n, H+1, H)."""
-    for i in range(n):
-        g = gold[i]
-        for h in range(state_label.shape[0]):
-            E_forced[i, h] = E[i, h] if state_label[h] == g else -np.inf
-    viterbi2(E_forced, T2, n, state_label.shape[0], out, delta, bp)
-
-
-def no_update_setup(st, ws, s, y, z, n):
-    return
 
 
 def margin(st, ws, sc, y, z, n):
@@ -460,21 +351,29 @@ def window_viterbi2(E, T, K, y, free, n_free, n, out):
         argp = pp
 
 
-def write_output(st, z, s, n, out):
+def constrain(st, ws, sc, s, n, cons):
+    """Disallowed labels of each token (``cons.labels``) scored ``-inf`` in the emissions (exact)."""
+    mask_labels(sc.E, cons.labels, st.offsets[s], n)
+    return sc
+
+
+def kbest(st, ws, ss, sc, n, k, zs, scores):
+    """The k best label sequences (exact lazy k-best Viterbi of order 1 or 2; rank 0 is :func:`decode`'s)."""
+    if sc.shared:
+        return kbest_chain(sc.E, sc.Tb, sc.Tb2, st.order, n, st.K, k, zs, scores)
+    return kbest_chain(sc.E, sc.Tc, sc.Tc2, st.order, n, st.K, k, zs, scores)
+
+
+def write_output(st, ws, z, s, n, out):
     s0 = st.offsets[s]
     for i in range(n):
         out[s0 + i] = z[i]
 
 
 def beam_search(st, bs, sc, n, y, track_gold, start):
-    """Beam search with DP merging and gold tracking; returns the trace. A latent chain tracks the reference labels
-    ``y`` with its gold beam B⁺ (:func:`~swvp.problems._latent_beam.latent_beam_search_into`; no LaSO restarts)."""
+    """Beam search with DP merging and gold tracking; returns the trace."""
     T = sc.Tb if sc.shared else sc.Tc  # one view type for both layouts: a single compiled beam search
     T2 = sc.Tb2 if sc.shared else sc.Tc2
-    if st.forced and track_gold:
-        latent_beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, st.state_label, y, bs.trace, bs.work,
-                                bs.gold)
-        return bs.trace
     beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, y, track_gold, start, bs.trace, bs.work)
     return bs.trace
 
@@ -483,21 +382,15 @@ def backtrack(st, bs, i, out):
     beam_backtrack(bs.trace.labels, bs.trace.parents, i, 0, out)
 
 
-#: Every operation of a chain, registered for ``ChainData`` here and reused by the latent chain.
+#: Every operation of a chain, registered for ``ChainData`` here and reused by the latent chain and the candidate
+#: chain.
 CHAIN_OPS = {
     **OFFSET_OPS, ops.workspace: workspace, ops.scores: scores, ops.decode: decode,
-    ops.count_errors: count_errors, ops.reference: reference, ops.begin_update: no_update_setup,
-    ops.end_update: no_update_setup, ops.margin: margin, ops.delta: delta, ops.mix_init: mix_init,
-    ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta, ops.mix_reset: mix_reset,
-    ops.write_output: write_output, ops.beam_space: beam_space, ops.beam_search: beam_search,
-    ops.backtrack: backtrack, ops.jj_groups: jj_groups, ops.mix_search: mix_search,
-    ops.beam_reference: beam_reference, ops.beam_gold: beam_gold,
+    ops.count_errors: count_errors, ops.reference: reference, ops.margin: margin, ops.delta: delta,
+    ops.mix_init: mix_init, ops.mix_set: mix_set, ops.mix_margin: mix_margin, ops.mix_delta: mix_delta,
+    ops.mix_reset: mix_reset, ops.write_output: write_output, ops.beam_space: beam_space,
+    ops.beam_search: beam_search, ops.backtrack: backtrack, ops.jj_groups: jj_groups, ops.mix_search: mix_search,
+    ops.constrain: constrain, ops.kbest: kbest,
 }
 
-#: Operations that only read and write existing arrays and return scalars: compiled without reference counting
-#: (the chain runs them per sentence, token or mixed assignment; with it, the EWT tagger's epoch was 9-26% slower
-#: than before the engine, without it 5-10% faster: benchmarks/results/engine_redesign.jsonl).
-CHAIN_NO_REFCOUNTS = frozenset({ops.count_errors, ops.margin, ops.delta, ops.mix_init, ops.mix_set, ops.mix_margin,
-                                ops.mix_delta, ops.mix_reset, ops.write_output, ops.jj_groups})
-
-ops.register(ChainData, CHAIN_OPS, no_refcounts=CHAIN_NO_REFCOUNTS)
+ops.register(ChainData, CHAIN_OPS)

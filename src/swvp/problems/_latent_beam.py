@@ -33,20 +33,12 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
-from swvp.inference._kernels.beam import (
-    beam_search_into,
-    beam_width,
-    close_step,
-    keep_best,
-    n_state_keys,
-    new_trace,
-    offer,
-    sort_best_first,
-)
+from swvp.inference._kernels.beam import beam_search_into, beam_width, close_step, n_state_keys, new_trace, offer
+from swvp.inference._kernels.heap import heapify, pop
 
 #: The gold beam's buffers: its trace (labels, parents, scores; ``is_gold`` = the item's key is held in B_i),
 #: ``match[i, j]`` = the index in B_i of the same prefix (−1: not in B_i), and scratch over the S state keys.
-GoldBeam = namedtuple("GoldBeam", ["trace", "match", "ws_f", "ws_i", "keymap", "cand", "heap"])
+GoldBeam = namedtuple("GoldBeam", ["trace", "match", "ws_f", "ws_i", "keymap", "cand"])
 
 
 @njit(**NJIT)
@@ -54,7 +46,7 @@ def gold_beam_space(K, order, rows, width):
     """Buffers of :func:`latent_beam_search_into`'s gold beam for sentences of up to ``rows`` tokens."""
     S = n_state_keys(K, order)
     return GoldBeam(new_trace(rows, width), np.full((rows, width), -1, INT), np.empty(S, FLOAT),
-                    np.full((2, S), -2, INT), np.zeros(S, INT), np.empty(S, INT), np.empty(width, INT))
+                    np.full((2, S), -2, INT), np.zeros(S, INT), np.empty(S, INT))
 
 
 @njit(**NJIT)
@@ -85,7 +77,7 @@ def latent_beam_search_into(E, T1, T2, order, n, K, width, state_label, glab, tr
 
     g = gold.trace
     glabels, gparents, gscores, gheld, gsizes = g.labels, g.parents, g.scores, g.is_gold, g.sizes
-    match, ws_f, ws_i, keymap, cand, heap = gold.match, gold.ws_f, gold.ws_i, gold.keymap, gold.cand, gold.heap
+    match, ws_f, ws_i, keymap, cand = gold.match, gold.ws_f, gold.ws_i, gold.keymap, gold.cand
     sync = True
     for i in range(n):
         # Expand the allowed items of B⁺_{i−1} by the states of label y_i, merging equivalent candidates.
@@ -115,10 +107,10 @@ def latent_beam_search_into(E, T1, T2, order, n, K, width, state_label, glab, tr
                     s = ps + E[i, y] + T2[i, pp, p, y]
                     key = y * (K + 1) + p
                 M, _ = offer(cand, M, key, s, j, pkey, ws_f, ws_i)
-        size = keep_best(cand, M, width, heap, ws_f)
-        sort_best_first(heap, size, ws_f)  # B⁺_i best first
-        for r in range(size):
-            key = heap[r]
+        heapify(cand, M, ws_f)
+        size = width if width < M else M
+        for r in range(size):  # B⁺_i best first
+            key = pop(cand, M - r, ws_f)
             glabels[i, r] = key if order == 1 else key // (K + 1)
             gparents[i, r] = ws_i[0, key] if i > 0 else -1
             gscores[i, r] = ws_f[key]

@@ -19,6 +19,10 @@ reachable action sequence (as a tree's mixed assignment need not be a tree). Ste
 and z, so m^J differs from y iff J holds a step t ≥ lo. JJ single = {{t}: t < m}: the margin of m^{{t}} is
 w·φ(state^y_t, y_t) − w·φ(state^z_t, z_t). JJ full = all steps gives ΔΦ(y, z): WeightedViolations(jj="full")
 reproduces Collins' update bit for bit (the same additions in the same order). Explicit JJ sets name steps.
+
+k-best lists are the distinct labelled trees of the final beam, best first with their model scores (fewer than k
+when the beam holds fewer: several action sequences may build one tree, and merged states are gone); the first is
+the beam's 1-best. Fixed heads forbid the moves that contradict them (:func:`swvp.transition._beam_kernels.allowed`).
 """
 
 from __future__ import annotations
@@ -30,13 +34,13 @@ from numba import njit
 
 from swvp._config import INT, NJIT, NJIT_NO_ALLOC
 from swvp.features._transition_kernels import CTX, N_ATOM_CODES, fill_rows, weight_index
+from swvp.inference._kernels.beam import backtrack as beam_backtrack
 from swvp.inference._kernels.beam import new_trace
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import bump
 from swvp.problems._offsets import max_size, n_examples
-from swvp.transition._beam_kernels import backtrack as beam_backtrack
-from swvp.transition._beam_kernels import beam_search_into
+from swvp.transition._beam_kernels import BeamSettings, FeatureSet, GoldPath, Sentence, beam_search_into
 from swvp.transition._beam_kernels import workspace as beam_workspace
 from swvp.transition._kernels import F_ACTION, NF, actions_to_tree, apply, context, init_state, n_actions
 
@@ -48,9 +52,14 @@ ArcStandardData = namedtuple("ArcStandardData", ["words", "tags", "offsets", "go
                                                  "L", "use_dp", "maxlen", "n_words"])
 
 #: Buffers of one epoch: feature context and atoms, the replay pools of the reference and the prediction
-#: (``pools[side]``), their weight rows per step (``rows[side, t]``), the first differing step (``lo[0]``) and
-#: the steps of the current mixed assignment (``mark``).
-ArcStandardWork = namedtuple("ArcStandardWork", ["ctx", "vals", "pools", "rows", "lo", "mark"])
+#: (``pools[side]``), their weight rows per step (``rows[side, t]``), the first differing step (``lo[0]``), the
+#: steps of the current mixed assignment (``mark``), trees built from action sequences (``tree``: heads and labels
+#: of two trees, with the builder's ``stack``) and the fixed heads of a constrained sentence (``fixed``).
+ArcStandardWork = namedtuple("ArcStandardWork", ["ctx", "vals", "pools", "rows", "lo", "mark", "tree", "stack",
+                                                 "fixed"])
+
+#: The score "arrays" of a sentence: the weights, its first token, and its fixed heads (empty: unconstrained).
+ArcStandardScores = namedtuple("ArcStandardScores", ["w", "o", "fixed"])
 
 #: The beam search's buffers: width, trace (:data:`swvp.inference._kernels.beam.Trace`, actions in the place of
 #: labels) and the search's workspace.
@@ -70,12 +79,14 @@ def _n_steps(st, n):
 def _workspace(st, jj_width):
     T = 2 * st.maxlen - 1
     nt = max(st.table.shape[0], 1)
+    N = st.maxlen + 1
     return ArcStandardWork(np.empty(CTX, INT), np.empty(N_ATOM_CODES, INT), np.empty((2, T + 1, NF), INT),
-                           np.empty((2, T, nt), INT), np.zeros(1, INT), np.zeros(T, np.bool_))
+                           np.empty((2, T, nt), INT), np.zeros(1, INT), np.zeros(T, np.bool_),
+                           np.empty((4, N), INT), np.empty(N, INT), np.full(N, -1, INT))
 
 
 def _scores(st, ws, w, s, n):
-    return w, st.offsets[s]
+    return ArcStandardScores(w, st.offsets[s], ws.fixed[:0])
 
 
 @njit(**NJIT_NO_ALLOC)
@@ -89,15 +100,12 @@ def _reference(st, ws, sc, s, z, n):
     return True, st.gold[a0:a0 + 2 * n - 1]
 
 
-def _count_errors(st, s, z, n):
+def _count_errors(st, ws, s, z, n):
     """Words whose head or label in the tree built by z differs from the reference tree's."""
-    hz = np.empty(n + 1, INT)
-    lz = np.empty(n + 1, INT)
-    hy = np.empty(n + 1, INT)
-    ly = np.empty(n + 1, INT)
+    hz, lz, hy, ly = ws.tree[0], ws.tree[1], ws.tree[2], ws.tree[3]
     a0 = _first_action(st, s)
-    actions_to_tree(z, 2 * n - 1, n, st.L, hz, lz)
-    actions_to_tree(st.gold[a0:a0 + 2 * n - 1], 2 * n - 1, n, st.L, hy, ly)
+    actions_to_tree(z, 2 * n - 1, n, st.L, hz, lz, ws.stack)
+    actions_to_tree(st.gold[a0:a0 + 2 * n - 1], 2 * n - 1, n, st.L, hy, ly, ws.stack)
     wrong = 0
     for m in range(1, n + 1):
         if hz[m] != hy[m] or lz[m] != ly[m]:
@@ -124,10 +132,6 @@ def _begin_update(st, ws, s, y, z, m):
                 context(pool, t, ws.ctx)
                 fill_rows(st.table, st.words, st.tags, o, n, ws.ctx, n_actions(st.L), ws.vals, ws.rows[side, t])
             apply(pool, t, t + 1, seq[t], st.L)
-
-
-def _end_update(st, ws, s, y, z, m):
-    pass
 
 
 @njit(**NJIT_NO_ALLOC)
@@ -164,16 +168,12 @@ def _margin(st, ws, sc, y, z, m):
     """w·ΔΦ(y[:m], z[:m]): the steps from the first differing action on."""
     total = 0.0
     for t in range(ws.lo[0], m):
-        total += _step_margin(st, ws, sc[0], y, t)
+        total += _step_margin(st, ws, sc.w, y, t)
     return total
 
 
 def _delta(st, ws, acc, cavg, coef, s, y, z, m):
     _add_steps(st, ws, acc, cavg, coef, y, 0, m, True)
-
-
-def _mix_init(st, ws, y, n):
-    pass
 
 
 def _mix_set(st, ws, y, z, jj_kind, k, jj_ptr, jj_pos, n):
@@ -206,7 +206,7 @@ def _mix_margin(st, ws, sc, y, lo, hi, n):
     total = 0.0
     for t in range(max(lo, ws.lo[0]), hi):
         if ws.mark[t]:
-            total += _step_margin(st, ws, sc[0], y, t)
+            total += _step_margin(st, ws, sc.w, y, t)
     return total
 
 
@@ -219,12 +219,11 @@ def _mix_reset(st, ws, y, lo, hi, n):
         ws.mark[t] = False
 
 
-def _write_output(st, z, s, n, out):
+def _write_output(st, ws, z, s, n, out):
     """Heads into ``out[o + m − 1]`` and arc-label ids into ``out[n_words + o + m − 1]`` (−1: the root word)."""
     o = st.offsets[s]
-    h = np.empty(n + 1, INT)
-    lab = np.empty(n + 1, INT)
-    actions_to_tree(z, 2 * n - 1, n, st.L, h, lab)
+    h, lab = ws.tree[0], ws.tree[1]
+    actions_to_tree(z, 2 * n - 1, n, st.L, h, lab, ws.stack)
     for m in range(1, n + 1):
         out[o + m - 1] = h[m]
         out[st.n_words + o + m - 1] = lab[m]
@@ -237,15 +236,54 @@ def _beam_space(st, beam_size):
 
 
 def _beam_search(st, bs, sc, n, y, track_gold, start):
-    """DP beam search with gold tracking over the 2n−1 steps; returns the trace the selectors read."""
-    w, o = sc
-    beam_search_into(w, (st.words, st.tags, o, n), (st.table, st.attrs, st.L), (bs.width, st.use_dp),
-                     (y, 1 if track_gold else 0, start), bs.trace, bs.work)
+    """DP beam search with gold tracking over the 2n−1 steps (under the fixed heads of ``sc``, when any); returns
+    the trace the selectors read."""
+    beam_search_into(sc.w, Sentence(st.words, st.tags, sc.o, n, sc.fixed), FeatureSet(st.table, st.attrs, st.L),
+                     BeamSettings(bs.width, st.use_dp), GoldPath(y, track_gold, start), bs.trace, bs.work)
     return bs.trace
 
 
 def _backtrack(st, bs, i, out):
     beam_backtrack(bs.trace.labels, bs.trace.parents, i, 0, out)
+
+
+def _constrain(st, ws, sc, s, n, cons):
+    """The sentence's fixed heads (``cons.heads``, −1 free) for the beam search, which forbids the moves that
+    contradict them."""
+    fixed = ws.fixed[:n + 1]
+    fixed[0] = -1
+    o = st.offsets[s]
+    for m in range(1, n + 1):
+        fixed[m] = cons.heads[o + m - 1]
+    return ArcStandardScores(sc.w, sc.o, fixed)
+
+
+def _kbest(st, ws, bs, sc, n, k, zs, scores):
+    """The distinct labelled trees of the final beam, best first (their best action sequences and scores)."""
+    trace = ops.beam_search(st, bs, sc, n, zs[0, :0], False, 0)
+    T = 2 * n - 1
+    heads = np.empty((k, n + 1), INT)
+    labels = np.empty((k, n + 1), INT)
+    found = 0
+    for j in range(trace.sizes[T - 1]):
+        beam_backtrack(trace.labels, trace.parents, T - 1, j, zs[found])
+        actions_to_tree(zs[found], T, n, st.L, heads[found], labels[found], ws.stack)
+        new = True
+        for q in range(found):
+            same = True
+            for m in range(1, n + 1):
+                if heads[q, m] != heads[found, m] or labels[q, m] != labels[found, m]:
+                    same = False
+                    break
+            if same:
+                new = False
+                break
+        if new:
+            scores[found] = trace.scores[T - 1, j]
+            found += 1
+            if found == k:
+                break
+    return found
 
 
 @njit(**NJIT)
@@ -261,9 +299,8 @@ def action_delta_into(st, s, acc, cavg, coef, y, z, m):
 ops.register(ArcStandardData, {
     ops.n_examples: n_examples, ops.example_size: _example_size, ops.max_size: max_size, ops.n_steps: _n_steps,
     ops.workspace: _workspace, ops.scores: _scores, ops.count_errors: _count_errors, ops.reference: _reference,
-    ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
-    ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
-    ops.mix_reset: _mix_reset, ops.write_output: _write_output, ops.beam_space: _beam_space,
-    ops.beam_search: _beam_search, ops.backtrack: _backtrack,
-}, no_refcounts=frozenset({ops.margin, ops.delta, ops.mix_init, ops.mix_set, ops.mix_margin, ops.mix_delta,
-                        ops.mix_reset, ops.end_update}))
+    ops.begin_update: _begin_update, ops.margin: _margin, ops.delta: _delta, ops.mix_set: _mix_set,
+    ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta, ops.mix_reset: _mix_reset,
+    ops.write_output: _write_output, ops.beam_space: _beam_space, ops.beam_search: _beam_search,
+    ops.backtrack: _backtrack, ops.constrain: _constrain, ops.kbest: _kbest,
+})

@@ -11,6 +11,11 @@ Mixed assignments (ALGORITHMS.md §1.1–1.2, §1.6): the single-difference ``m^
 j's head taken from the prediction. It need not be a tree; its arc and sibling parts are still defined. Only
 the heads whose child set changed are *marked*; sibling parts are recomputed for their dependents only, and
 ΔΦ touches only the parts that differ (one arc, and at order 2 at most three sibling parts per word).
+
+k-best lists: order 1, exact lazy k-best Eisner (Huang & Chiang 2005) or, for Chu-Liu-Edmonds, Lawler's partition
+of the tree space over constrained Chu-Liu-Edmonds (Camerini et al. 1980's scheme, exact); order 2, the exact
+1-best followed by the rest of the first-order part's k-best list rescored by the full model (an approximation
+beyond rank 0). Constraints fix heads (:func:`swvp.inference._kernels.mask.fix_heads`), exact for every decoder.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from swvp._config import INT, NJIT
+from swvp._config import FLOAT, INT, NJIT
 from swvp.features._arc_kernels import (
     N_FIXED_ARC,
     N_SIB,
@@ -31,8 +36,10 @@ from swvp.features._arc_kernels import (
     sib_features,
     tag_counts,
 )
-from swvp.inference._kernels.chu_liu_edmonds import cle_heads
+from swvp.inference._kernels.chu_liu_edmonds import cle_heads, kbest_cle_heads
 from swvp.inference._kernels.eisner import eisner2_heads, eisner_heads
+from swvp.inference._kernels.kbest_eisner import kbest_eisner_heads
+from swvp.inference._kernels.mask import fix_heads
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.learn.ops import Accum
@@ -48,6 +55,9 @@ DEC_CLE = 1
 TreeData = namedtuple("TreeData", ["atoms", "offsets", "gold", "order", "decoder", "single_root", "mask", "n_tags",
                                    "maxlen"])
 
+#: The score arrays of one sentence: arcs ``arc[h, m]`` (n+1, n+1) and, at order 2, siblings ``sib[h, s, m]``.
+TreeScores = namedtuple("TreeScores", ["arc", "sib"])
+
 #: Buffers of one epoch: score arrays, feature buffers, tag counts, the reference and its siblings, the
 #: prediction's siblings and marks, the mixed assignment with its siblings and marks.
 TreeWork = namedtuple("TreeWork", ["arcbuf", "sibbuf", "smbuf", "idx", "val", "tagmap", "dtags", "cnt", "nd", "y",
@@ -55,9 +65,9 @@ TreeWork = namedtuple("TreeWork", ["arcbuf", "sibbuf", "smbuf", "idx", "val", "t
 
 
 @njit(**NJIT)
-def all_siblings(heads, n, out):
-    """Inner sibling of every word (``out[m]``, m = 1..n; ``= heads[m]`` for a closest child); any head vector."""
-    last = np.empty(n + 1, INT)
+def all_siblings(heads, n, out, last):
+    """Inner sibling of every word (``out[m]``, m = 1..n; ``= heads[m]`` for a closest child); any head vector.
+    ``last`` is scratch of length >= n + 1."""
     for h in range(n + 1):
         last[h] = h
     for m in range(1, n + 1):
@@ -208,7 +218,8 @@ def _decode(arc, sib, order, decoder, single_root):
 
 @njit(**NJIT)
 def _fill(w, st, ws, base, n):
-    """Fill the arc (and sibling) score arrays of one sentence; returns them as (n+1)² and (n+1)³ views."""
+    """Fill the arc (and sibling) score arrays of one sentence; returns them as (n+1)² and (n+1)³ views
+    (:data:`TreeScores`)."""
     N = n + 1
     arc = ws.arcbuf[:N * N].reshape((N, N))
     fill_arc_scores(w, st.atoms, base, n, st.mask, ws.tagmap, ws.dtags, ws.cnt, ws.idx, ws.val, arc)
@@ -217,7 +228,7 @@ def _fill(w, st, ws, base, n):
         fill_sib_scores(w, st.atoms, base, n, st.mask, ws.smbuf, sib)
     else:
         sib = ws.sibbuf[:1].reshape((1, 1, 1))
-    return arc, sib
+    return TreeScores(arc, sib)
 
 
 @njit(**NJIT)
@@ -236,8 +247,8 @@ def _single(A, offsets, order, mask, n_tags):
 def sentence_scores(w, A, offsets, s, order, mask, n_tags):
     """Arc and sibling score arrays of sentence ``s`` (copies), for inspection and tests."""
     st = _single(A, offsets, order, mask, n_tags)
-    arc, sib = ops.scores(st, ops.workspace(st, 0), w, s, offsets[s + 1] - offsets[s])
-    return arc.copy(), sib.copy()
+    sc = ops.scores(st, ops.workspace(st, 0), w, s, offsets[s + 1] - offsets[s])
+    return sc.arc.copy(), sc.sib.copy()
 
 
 @njit(**NJIT)
@@ -271,11 +282,10 @@ def _scores(st, ws, w, s, n):
 
 
 def _decode_tree(st, ws, sc, n):
-    arc, sib = sc
-    return _decode(arc, sib, st.order, st.decoder, st.single_root)
+    return _decode(sc.arc, sc.sib, st.order, st.decoder, st.single_root)
 
 
-def _count_errors(st, s, z, n):
+def _count_errors(st, ws, s, z, n):
     o = st.offsets[s]
     wrong = 0
     for m in range(1, n + 1):
@@ -300,7 +310,7 @@ def _begin_update(st, ws, s, y, z, n):
             ws.mark[y[m]] = True
             ws.mark[z[m]] = True
     if st.order == 2:
-        all_siblings(y, n, ws.sy)
+        all_siblings(y, n, ws.sy, ws.last)
         mix_siblings(z, ws.sy, ws.mark, n, ws.sz, ws.last)
     ws.nd[0] = tag_counts(st.atoms, st.offsets[s] + s, n, ws.tagmap, ws.dtags, ws.cnt)
 
@@ -312,8 +322,7 @@ def _end_update(st, ws, s, y, z, n):
 
 
 def _margin(st, ws, sc, y, z, n):
-    arc, sib = sc
-    return tree_diff(arc, sib, st.order, y, ws.sy, z, ws.sz, ws.mark, n)
+    return tree_diff(sc.arc, sc.sib, st.order, y, ws.sy, z, ws.sz, ws.mark, n)
 
 
 def _delta(st, ws, acc, cavg, coef, s, y, z, n):
@@ -333,8 +342,7 @@ def _mix_set(st, ws, y, z, jj_kind, k, jj_ptr, jj_pos, n):
 
 
 def _mix_margin(st, ws, sc, y, lo, hi, n):
-    arc, sib = sc
-    return tree_diff(arc, sib, st.order, y, ws.sy, ws.mix, ws.smix, ws.mix_mark, n)
+    return tree_diff(sc.arc, sc.sib, st.order, y, ws.sy, ws.mix, ws.smix, ws.mix_mark, n)
 
 
 def _mix_delta(st, ws, acc, cavg, coef, s, y, lo, hi, n):
@@ -383,19 +391,18 @@ def _mix_search(st, ws, sc, y, free, n_free, n, out):
     """Constrained decoding: the best tree (the learner's decoder: Eisner of order 1 or 2, or Chu-Liu-Edmonds) in
     which every word outside ``free`` keeps its head in y (every other head scored −inf). False when no such tree
     exists (fixed heads that cross, under projective decoding)."""
-    arc, sib = sc
     N = n + 1
-    masked = arc[:N, :N].copy()
+    masked = sc.arc[:N, :N].copy()
+    fixed = np.empty(n, INT)
     q = 0
     for m in range(1, N):
         if q < n_free and free[q] == m - 1:
             q += 1
-            continue
-        keep = masked[y[m], m]
-        for h in range(N):
-            masked[h, m] = -np.inf
-        masked[y[m], m] = keep
-    heads = _decode(masked, sib, st.order, st.decoder, st.single_root)
+            fixed[m - 1] = -1
+        else:
+            fixed[m - 1] = y[m]
+    fix_heads(masked, fixed, 0, n)
+    heads = _decode(masked, sc.sib, st.order, st.decoder, st.single_root)
     q = 0
     for m in range(1, N):
         if q < n_free and free[q] == m - 1:
@@ -408,7 +415,73 @@ def _mix_search(st, ws, sc, y, free, n_free, n, out):
     return True
 
 
-def _write_output(st, z, s, n, out):
+def _constrain(st, ws, sc, s, n, cons):
+    """Fixed heads (``cons.heads``, −1 free): every other head of a fixed word scored −inf, exact for every decoder."""
+    fix_heads(sc.arc, cons.heads, st.offsets[s], n)
+    return sc
+
+
+@njit(**NJIT)
+def tree_score(arc, sib, order, y, n, sy, last):
+    """Σ_m arc[y_m, m] (+ Σ_m sib[y_m, s_m, m] at order 2): the model score of head vector y."""
+    total = 0.0
+    for m in range(1, n + 1):
+        total += arc[y[m], m]
+    if order == 2:
+        all_siblings(y, n, sy, last)
+        for m in range(1, n + 1):
+            total += sib[y[m], sy[m], m]
+    return total
+
+
+def _kbest(st, ws, ss, sc, n, k, zs, scores):
+    """The k best trees (the module docstring): exact at order 1 (Eisner or Chu-Liu-Edmonds), exact at rank 0 and
+    the first-order k-best list rescored beyond it at order 2."""
+    arc, sib = sc.arc, sc.sib
+    if st.order == 1:
+        if st.decoder == DEC_CLE:
+            return kbest_cle_heads(arc[:n + 1, :n + 1], st.single_root, k, zs, scores)
+        return kbest_eisner_heads(arc, st.single_root, k, zs, scores)
+    best = eisner2_heads(arc, sib, st.single_root)
+    bscore = tree_score(arc, sib, 2, best, n, ws.sy, ws.last)
+    if not bscore > -np.inf:
+        return 0
+    N = n + 1
+    heads = np.empty((k + 1, N), INT)
+    hs = np.empty(k + 1, FLOAT)
+    order_idx = np.empty(k + 1, INT)
+    m1 = kbest_eisner_heads(arc, st.single_root, k, heads[1:], hs[1:]) if k > 1 else 0
+    for q in range(N):
+        heads[0, q] = best[q]
+    hs[0] = bscore
+    order_idx[0] = 0
+    found = 1
+    for j in range(1, m1 + 1):
+        same = True
+        for q in range(1, N):
+            if heads[j, q] != best[q]:
+                same = False
+                break
+        if same:
+            continue
+        hs[j] = tree_score(arc, sib, 2, heads[j], n, ws.sy, ws.last)
+        # stable insertion by full score, after the exact 1-best
+        pos = found
+        while pos > 1 and hs[order_idx[pos - 1]] < hs[j]:
+            order_idx[pos] = order_idx[pos - 1]
+            pos -= 1
+        order_idx[pos] = j
+        found += 1
+    found = min(found, k)
+    for j in range(found):
+        src = order_idx[j]
+        scores[j] = hs[src]
+        for q in range(N):
+            zs[j, q] = heads[src, q]
+    return found
+
+
+def _write_output(st, ws, z, s, n, out):
     o = st.offsets[s]
     for m in range(1, n + 1):
         out[o + m - 1] = z[m]
@@ -420,5 +493,5 @@ ops.register(TreeData, {
     ops.begin_update: _begin_update, ops.end_update: _end_update, ops.margin: _margin, ops.delta: _delta,
     ops.mix_init: _mix_init, ops.mix_set: _mix_set, ops.mix_margin: _mix_margin, ops.mix_delta: _mix_delta,
     ops.mix_reset: _mix_reset, ops.write_output: _write_output, ops.jj_groups: _jj_groups,
-    ops.mix_search: _mix_search,
+    ops.mix_search: _mix_search, ops.constrain: _constrain, ops.kbest: _kbest,
 })

@@ -12,7 +12,6 @@ import numpy as np
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.engine import CompiledProblem
-from swvp.learn.search import Exact
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import CandidateLayout
 from swvp.problems._candidate_ops import CandidateData
@@ -47,6 +46,9 @@ class CandidateProblem(CompiledProblem):
     ``label_class``: each label's class (C = max + 1 classes; START gets class C); ``bits``: emission hash bits;
     ``transitions``: score label bigrams at all (False: independent per-token decisions).
     """
+
+    searches = "candidate chains decode with exact Viterbi only"
+    voted = False
 
     def __init__(self, features: SequenceFeatures, cptr, cand, n_labels: int, label_atoms, label_class=None,
                  labels: np.ndarray | None = None, bits: int = 22, transitions: bool = True):
@@ -95,7 +97,7 @@ class CandidateProblem(CompiledProblem):
     def structure(self, for_training: bool = False) -> CandidateData:
         f = self.features
         lay = self.layout
-        return CandidateData(f.fptr, f.fids, f.offsets, self.gold, self.K, 1, _max_len(f.offsets), False, self.cptr,
+        return CandidateData(f.fptr, f.fids, f.offsets, self.gold, self.K, 1, _max_len(f.offsets), self.cptr,
                              self.cand, self.n_labels, self.aptr, self.atoms, lay.bits, lay.toff, lay.coff,
                              self.label_class, self.n_classes, self.transitions)
 
@@ -104,20 +106,7 @@ class CandidateProblem(CompiledProblem):
             raise ValueError("a problem without labels cannot be trained on")
         if self.gold.size and self.gold.min() < 0:
             raise ValueError("a training token's gold label is not among its candidates")
-        self.check_decoding(search)
-        if voted:
-            raise NotImplementedError("the voted perceptron is not available for candidate chains")
-
-    def check_decoding(self, search) -> None:
-        if not isinstance(search, Exact):
-            raise NotImplementedError(f"candidate chains decode with exact Viterbi only, not {search!r}")
-
-    def decode(self, w: np.ndarray, search: Exact | None = None) -> np.ndarray:
-        """The best label (id) of every token under weights ``w`` (Viterbi over the candidates)."""
-        return self.decode_flat(w, search)
+        super().check_training(search, update, voted)
 
     def gold_output(self) -> np.ndarray | None:
         return self.labels
-
-    def log_capacity(self, update: UpdateCodes) -> int:
-        raise NotImplementedError("the voted perceptron is not available for candidate chains")

@@ -6,14 +6,11 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn._codes import JJ_EXPLICIT, JJ_SPANS, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam, Exact
-from swvp.learn.updates import UpdateCodes, sets_per_position
+from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.problems._chain_ops import ChainData
-
-_NO_STATES = np.zeros(0, INT)  # a chain whose outputs are its labels (no latent states)
 
 
 def _max_len(offsets: np.ndarray) -> int:
@@ -50,6 +47,16 @@ class ChainProblem(CompiledProblem):
     def output_size(self) -> int:
         return self.features.n_tokens
 
+    def gold_output(self) -> np.ndarray | None:
+        return self.labels
+
+    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
+        if self.labels is None:
+            raise ValueError("a problem without labels cannot be trained on")
+        if self.labels.size and self.labels.min() < 0:
+            raise ValueError("cannot train on unknown (-1) labels")
+        super().check_training(search, update, voted)
+
 
 class SequenceProblem(ChainProblem):
     """Features, gold labels (or none, for decoding only), the label count and the order (1 or 2) of a chain.
@@ -69,20 +76,7 @@ class SequenceProblem(ChainProblem):
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
         return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_labels, self.order,
-                         self.layout.toff, _max_len(f.offsets), _NO_STATES, _NO_STATES, False)
-
-    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
-        if self.labels is None:
-            raise ValueError("a problem without labels cannot be trained on")
-        if self.labels.size and self.labels.min() < 0:
-            raise ValueError("cannot train on unknown (-1) labels")
-        self.check_decoding(search)
-        if voted and isinstance(search, Beam) and search.laso:
-            raise NotImplementedError("the voted perceptron is not available with LaSO (several updates per example)")
-
-    def check_decoding(self, search) -> None:
-        if not isinstance(search, (Exact, Beam)):
-            raise NotImplementedError(f"search {search!r} is not available for sequences")
+                         self.layout.toff, _max_len(f.offsets))
 
     def decode(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
         """Labels of every token under weights ``w``: exact Viterbi, or the beam of ``search`` (a Beam/Greedy).
@@ -96,22 +90,3 @@ class SequenceProblem(ChainProblem):
         if int(beam_size) != beam_size or beam_size < 1:
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
         return self.decode_flat(w, Beam(int(beam_size)))
-
-    def gold_output(self) -> np.ndarray | None:
-        return self.labels
-
-    def log_capacity(self, update: UpdateCodes) -> int:
-        """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""
-        f = self.features
-        per_tok = np.diff(f.fptr) + np.diff(f.tptr)
-        per_sent = np.add.reduceat(per_tok, f.offsets[:-1]) if per_tok.size else np.zeros(0, INT)
-        per_sent[np.diff(f.offsets) == 0] = 0
-        if update.rule_codes[U_RULE] == RULE_FULL:
-            mult = 1
-        elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
-            mult = max(2, update.jj_ptr.shape[0] - 1) + 1
-        elif update.rule_codes[U_JJ] >= JJ_SPANS:  # sets built per example (learn/_swvp.py build_sets)
-            mult = (sets_per_position(update) + self.order) * 2 + 1
-        else:
-            mult = self.order + 2  # a position is touched by order+1 single-position sets, or once by a back-off
-        return int(2 * 2 * mult * per_sent.sum()) + 16

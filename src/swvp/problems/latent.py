@@ -22,10 +22,9 @@ import numpy as np
 from swvp._config import FLOAT, INT
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.search import Beam, Exact
-from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
-from swvp.problems._chain_ops import ChainData, forced_viterbi, forced_viterbi2  # noqa: F401 — re-exported
+from swvp.problems._latent_ops import LatentChainData, forced_viterbi, forced_viterbi2  # noqa: F401 — re-exported
 from swvp.problems.chain import ChainProblem, SequenceProblem, _max_len, checked_labels
 
 
@@ -38,6 +37,10 @@ class LatentSequenceProblem(ChainProblem):
     ``order``: 1 or 2, the order of the chain over states (forced decoding is then first- or second-order Viterbi).
     Searches: exact (default) or greedy/beam with any selector but LaSO.
     """
+
+    searches = "exact or greedy/beam search with any selector but LaSO"
+    laso = False
+    voted = False
 
     def __init__(self, features: SequenceFeatures, state_label, labels: np.ndarray | None = None,
                  n_labels: int | None = None, order: int = 1):
@@ -63,27 +66,11 @@ class LatentSequenceProblem(ChainProblem):
         table.w[:] = np.random.default_rng(random_state).normal(0.0, scale, self.weight_size)
         return table
 
-    def structure(self, for_training: bool = False) -> ChainData:
+    def structure(self, for_training: bool = False) -> LatentChainData:
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
-        return ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, self.order, self.layout.toff,
-                         _max_len(f.offsets), self.state_label, self.label_n_states, True)
-
-    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
-        if self.labels is None:
-            raise ValueError("a problem without labels cannot be trained on")
-        if self.labels.size and self.labels.min() < 0:
-            raise ValueError("cannot train on unknown (-1) labels")
-        self.check_decoding(search)
-        if voted:
-            raise NotImplementedError("the voted perceptron is not available for latent problems")
-
-    def check_decoding(self, search) -> None:
-        if not isinstance(search, (Exact, Beam)):
-            raise NotImplementedError(f"search {search!r} is not available for latent problems")
-        if isinstance(search, Beam) and search.laso:
-            raise NotImplementedError("LaSO is not available for latent problems (beam search with the other "
-                                      "selectors is)")
+        return LatentChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, self.order,
+                               self.layout.toff, _max_len(f.offsets), self.state_label, self.label_n_states)
 
     def decode_states(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
         """The best latent state of every token: exact Viterbi over the states, or the top of ``search``'s beam."""
@@ -100,9 +87,3 @@ class LatentSequenceProblem(ChainProblem):
         if search is not None:
             self.check_decoding(search)
         return self.state_label[self.decode_states(w, search)]
-
-    def gold_output(self) -> np.ndarray | None:
-        return self.labels
-
-    def log_capacity(self, update: UpdateCodes) -> int:
-        raise NotImplementedError("the voted perceptron is not available for latent problems")

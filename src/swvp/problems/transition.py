@@ -15,13 +15,11 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.transition import TransitionData
-from swvp.learn._codes import JJ_EXPLICIT, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam
-from swvp.learn.updates import UpdateCodes
+from swvp.model.layout import TransitionLayout
 from swvp.problems._transition_ops import ArcStandardData
 from swvp.transition.arc_standard import GoldActions
-from swvp.transition.beam import TransitionModel
 
 
 class TransitionProblem(CompiledProblem):
@@ -30,12 +28,12 @@ class TransitionProblem(CompiledProblem):
     Parameters
     ----------
     data : word / tag atoms and offsets; with gold ``heads`` (for :meth:`accuracy`, i.e. UAS) when known.
-    model : the weight layout (:class:`~swvp.transition.beam.TransitionModel`: templates, bits, arc labels).
+    model : the weight layout (:class:`~swvp.model.layout.TransitionLayout`: templates, bits, arc labels).
     gold : the oracle's action sequences (:func:`~swvp.transition.arc_standard.gold_actions`); None: decode only.
     dp : merge equivalent states in the beam (Huang & Sagae's dynamic programming).
     """
 
-    def __init__(self, data: TransitionData, model: TransitionModel, gold: GoldActions | None = None, *,
+    def __init__(self, data: TransitionData, model: TransitionLayout, gold: GoldActions | None = None, *,
                  dp: bool = True):
         self.data = data
         self.model = model
@@ -43,6 +41,9 @@ class TransitionProblem(CompiledProblem):
         self.dp = bool(dp)
         if gold is not None and gold.usable.shape != (data.n_sentences,):
             raise ValueError(f"gold actions for {gold.usable.shape[0]} sentences, the data has {data.n_sentences}")
+
+    default_search = Beam(8)
+    searches = "use greedy or beam search (there is no exact search over action sequences)"
 
     @property
     def n_examples(self) -> int:
@@ -59,24 +60,11 @@ class TransitionProblem(CompiledProblem):
         gold = self.gold.actions if self.gold is not None else np.zeros(0, INT)
         usable = self.gold.usable if (self.gold is not None and for_training) else np.zeros(0, np.bool_)
         maxlen = max(1, int(d.lengths.max())) if d.n_sentences else 1
-        table, attrs, L = m.feats
-        return ArcStandardData(d.words, d.tags, d.offsets, gold, usable, table, attrs, L, self.dp, maxlen,
-                               d.n_words)
+        return ArcStandardData(d.words, d.tags, d.offsets, gold, usable, m.table, m.templates.attrs, m.n_labels,
+                               self.dp, maxlen, d.n_words)
 
     def output_size(self) -> int:
         return 2 * self.data.n_words
-
-    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
-        if self.gold is None:
-            raise ValueError("a problem without gold actions cannot be trained on")
-        self.check_decoding(search)
-        if voted and search.laso:
-            raise NotImplementedError("the voted perceptron is not available with LaSO (several updates per example)")
-
-    def check_decoding(self, search) -> None:
-        if not isinstance(search, Beam):
-            raise NotImplementedError(f"search {search!r} is not available for transition parsing: use greedy or "
-                                      "beam search (there is no exact search over action sequences)")
 
     def parse(self, w: np.ndarray, search: Beam) -> tuple[np.ndarray, np.ndarray]:
         """(heads, arc-label ids) of every word, flat over sentences; the root word has head 0 and label −1."""
@@ -85,16 +73,8 @@ class TransitionProblem(CompiledProblem):
 
     def decode(self, w: np.ndarray, search: Beam | None = None) -> np.ndarray:
         """Predicted head of every word (flat over words) under weights ``w`` with beam search ``search``."""
-        return self.parse(w, Beam(8) if search is None else search)[0]
+        return self.parse(w, search)[0]
 
     def gold_output(self) -> np.ndarray | None:
         """Gold heads (so :meth:`accuracy` is UAS, every word counted)."""
         return self.data.heads
-
-    def log_capacity(self, update: UpdateCodes) -> int:
-        """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""
-        n = self.data.lengths.astype(np.int64)
-        per_update = 2 * (2 * n - 1) * self.model.templates.n_templates  # every step differs, both sides
-        if update.rule_codes[U_RULE] != RULE_FULL and update.rule_codes[U_JJ] == JJ_EXPLICIT:
-            per_update = per_update * max(1, update.jj_ptr.shape[0] - 1)
-        return int(per_update.sum()) + 16

@@ -12,12 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from swvp._config import INT
-from swvp.features._arc_kernels import A_TAG, N_FIXED_ARC, N_SIB
+from swvp.features._arc_kernels import A_TAG
 from swvp.features.arc import ArcData
-from swvp.learn._codes import JJ_EXPLICIT, JJ_SPANS, RULE_FULL, U_JJ, U_RULE
 from swvp.learn.engine import CompiledProblem
-from swvp.learn.search import Exact
-from swvp.learn.updates import UpdateCodes, sets_per_position
 from swvp.problems._tree_ops import DEC_CLE, DEC_EISNER, TreeData
 
 DECODERS = {"eisner": DEC_EISNER, "cle": DEC_CLE, "chu-liu-edmonds": DEC_CLE}
@@ -48,6 +45,8 @@ class TreeProblem(CompiledProblem):
     single_root : exactly one word attaches to ROOT (UD).
     hash_bits : the weight vector has ``2**hash_bits`` entries.
     """
+
+    searches = "graph-based parsing searches exactly"
 
     def __init__(self, data: ArcData, heads: np.ndarray | None = None, *, order: int = 1, decoder: str = "eisner",
                  single_root: bool = True, hash_bits: int = 22):
@@ -87,34 +86,5 @@ class TreeProblem(CompiledProblem):
     def output_size(self) -> int:
         return self.data.n_words
 
-    def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
-        if self.heads is None:
-            raise ValueError("a problem without gold heads cannot be trained on")
-        self.check_decoding(search)
-
-    def check_decoding(self, search) -> None:
-        if not isinstance(search, Exact):
-            raise NotImplementedError(f"search {search!r} is not available for graph-based parsing (exact only)")
-
-    def decode(self, w: np.ndarray, search: Exact | None = None) -> np.ndarray:
-        """Predicted head of every word under weights ``w`` (flat over words, like ``heads``); exact decoding."""
-        return self.decode_flat(w, search)
-
     def gold_output(self) -> np.ndarray | None:
         return self.heads
-
-    def log_capacity(self, update: UpdateCodes) -> int:
-        """An upper bound on the weight changes one epoch can log (for the voted perceptron)."""
-        n = self.data.lengths.astype(np.int64)
-        per_arc = N_FIXED_ARC + 4 * np.minimum(n, self.n_tags)
-        sib = N_SIB if self.order == 2 else 0
-        full = 2 * n * (per_arc + sib)  # every arc and sibling part differs, both sides
-        if update.rule_codes[U_RULE] == RULE_FULL:
-            per_sent = full
-        elif update.rule_codes[U_JJ] == JJ_EXPLICIT:
-            per_sent = full * max(1, update.jj_ptr.shape[0] - 1)
-        elif update.rule_codes[U_JJ] >= JJ_SPANS:  # sets built per example: each holds a word at most this often
-            per_sent = full * (sets_per_position(update) + 1)
-        else:
-            per_sent = np.maximum(full, n * 2 * (per_arc + 3 * sib))  # single sets: one arc, <= 3 sibling parts
-        return int(per_sent.sum()) + 16

@@ -37,6 +37,7 @@ from swvp.tasks._parsing import (
     with_tags,
 )
 from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
+from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_TREE
 
 MODEL_KIND = "graph-parser"
 
@@ -180,42 +181,28 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``.
 
         ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output).
-        ``k``: instead, one :class:`~swvp.tasks.nbest.NBest` per sentence: its ``k`` best projective trees with
-        their model scores, best first (candidate 0 is the 1-best). Order 1: exact lazy k-best Eisner (Huang &
-        Chiang 2005). Order 2: the exact 1-best, then the rest of the first-order part's k-best list rescored by
-        the full model (an approximation beyond rank 0). ``constraints``: one entry per sentence, ``None`` or per
-        word ``None``/``-1`` (free) or its fixed head; honoured exactly. Both need ``decoder="eisner"``.
+        ``k``: instead, one :class:`~swvp.tasks.nbest.NBest` per sentence: its ``k`` best trees with their model
+        scores, best first (candidate 0 is the 1-best). Order 1: exact, by lazy k-best Eisner (Huang & Chiang 2005)
+        or, with Chu-Liu-Edmonds, Lawler's partition over constrained CLE. Order 2: the exact 1-best, then the rest
+        of the first-order part's k-best list rescored by the full model (an approximation beyond rank 0).
+        ``constraints``: one entry per sentence, ``None`` or per word ``None``/``-1`` (free) or its fixed head;
+        honoured exactly by every decoder. Neither combines with ``voted``.
         """
         if k is not None or constraints is not None:
+            if voted:
+                raise ValueError("k-best and constrained parsing are not available with voted=True")
             return self.predict_nbest(X, tags=tags, k=k, constraints=constraints)
         return self.parse(X, tags=tags, voted=voted, labels=False)[0]
 
     def predict_nbest(self, X, *, tags=None, k: int | None = None, constraints=None, data=None):
         """``predict(X, k=..., constraints=...)``; ``data``: features already extracted from ``X``."""
-        from swvp.tasks.nbest import NBest, check_k, fixed_heads, infeasible, tree_nbest
+        from swvp.tasks.nbest import nbest_trees
 
         self._check_fitted()
-        if self.decoder != "eisner":
-            raise ValueError("k-best and constrained parsing need decoder='eisner' (projective)")
-        kk = 1 if k is None else check_k(k)
         if data is None:
             data = self._prepare(X, tags)[2]
-        lengths = data.lengths.tolist()
-        fixed = None if constraints is None else fixed_heads(constraints, lengths)
-        try:
-            out, scores, count = tree_nbest(self._problem(data).structure(), self.coef_, kk, fixed)
-        except ValueError as err:
-            infeasible(constraints, err)
-        off = data.offsets
-        root = np.array([-1], INT)
-
-        def tree(j, i):
-            return np.concatenate([root, out[j, off[i]:off[i + 1]]])
-
-        if k is None:
-            return [tree(0, i) for i in range(len(lengths))]
-        return [NBest([tree(j, i) for j in range(count[i])], scores[i, :count[i]].copy())
-                for i in range(len(lengths))]
+        none = NO_TREE if self.decoder != "eisner" else NO_PROJECTIVE_TREE
+        return nbest_trees(self._problem(data), self.coef_, data.offsets, k, constraints, none)
 
     def predict_deprels(self, X, heads=None, *, tags=None) -> list[list[str]]:
         """DEPREL of every word given ``heads`` (default: the parser's own prediction)."""

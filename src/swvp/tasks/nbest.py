@@ -1,9 +1,10 @@
 """k-best lists and constraints at the estimators' surface: ``predict(..., k=K, constraints=...)``.
 
-:class:`NBest` is one sentence's list of candidates, best first, with their model scores (the exact lazy k-best
-decoders of :mod:`swvp.inference.kbest` run on the model's score arrays: :mod:`swvp.tasks._kbest_kernels`).
-Constraints (:mod:`swvp.inference.constrained`) are honoured exactly: taggers take per token the set of allowed
-labels (``None`` = free), parsers per word a fixed head (``None`` or ``-1`` = free).
+:class:`NBest` is one sentence's list of candidates, best first, with their model scores: the structure's own
+``kbest`` operation run by the learning engine (:func:`swvp.learn.engine.kbest_corpus`) on the model's score arrays,
+so candidate 1 is the model's 1-best. Constraints are the structure's ``constrain`` operation, honoured exactly:
+taggers take per token the set of allowed labels (``None`` = free), parsers per word a fixed head (``None`` or
+``-1`` = free).
 
 A constraints file (``swvp predict --constraints FILE``) has one line per token and a blank line between
 sentences, like the input; its only column is the token's allowed labels separated by ``|`` (taggers) or its
@@ -18,23 +19,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-from swvp._config import FLOAT, INT
+from swvp._config import INT
 from swvp.data.textio import open_text
 from swvp.exceptions import DataError
-from swvp.tasks._kbest_kernels import chain_kbest, tree_kbest
+from swvp.learn.ops import Constraints
 
-__all__ = ["NBest", "check_k", "read_constraints", "sequence_nbest", "tree_nbest"]
+__all__ = ["NBest", "check_k", "head_constraints", "kbest_lists", "label_constraints", "read_constraints"]
 
-_NONE_SEQ = "no label sequence satisfies the constraints"
-_NONE_TREE = "no projective tree satisfies the fixed heads"
+NO_SEQUENCE = "no label sequence satisfies the constraints"
+NO_PROJECTIVE_TREE = "no projective tree satisfies the fixed heads"
+NO_TREE = "no tree satisfies the fixed heads"
 
 
 class NBest(NamedTuple):
     """One sentence's candidates, best first: ``outputs[j]`` (a label list, or an int64 head vector with
-    ``heads[0] = -1``) and its model score ``scores[j]`` (float64, non-increasing)."""
+    ``heads[0] = -1``) and its model score ``scores[j]`` (float64, non-increasing); ``deprels[j]``, the candidate
+    tree's DEPREL list, when the parser labels its own trees (the transition parser)."""
 
     outputs: list
     scores: np.ndarray
+    deprels: list | None = None
 
 
 def check_k(k) -> int:
@@ -43,39 +47,46 @@ def check_k(k) -> int:
     return int(k)
 
 
-def _lines(offsets: np.ndarray, s: int) -> tuple[int, int]:
-    return int(offsets[s]), int(offsets[s + 1])
+def label_constraints(allowed: np.ndarray | None) -> Constraints | None:
+    """Allowed labels (bool (n_tokens, K)) as the engine's constraints."""
+    return None if allowed is None else Constraints(allowed, np.zeros(0, INT))
 
 
-def sequence_nbest(structure, w: np.ndarray, k: int, allowed: np.ndarray | None
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(labels (k, n_tokens), scores (S, k), count (S,)) of a chain structure; ``allowed`` bool (n_tokens, K).
+def head_constraints(fixed: np.ndarray | None) -> Constraints | None:
+    """Fixed heads (int (n_words,), −1 free) as the engine's constraints."""
+    return None if fixed is None else Constraints(np.zeros((0, 1), np.bool_), fixed)
 
-    Raises ValueError naming the sentence when constraints leave it no label sequence."""
-    off = structure.offsets
-    S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = allowed is not None
-    mask = allowed if use else np.zeros((0, structure.K), np.bool_)
-    chain_kbest(structure, w, k, mask, use, out, scores, count)
-    _check_found(count, _NONE_SEQ)
+
+def kbest_lists(problem, w: np.ndarray, k: int, constraints: Constraints | None, none: str, search=None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(outputs (k, output size), scores (S, k), count (S,)) of a problem's k-best lists under ``constraints``
+    (:meth:`~swvp.learn.engine.CompiledProblem.kbest_flat`); a sentence left without any raises ValueError
+    ``none`` naming it."""
+    out, scores, count = problem.kbest_flat(w, k, search, constraints)
+    _check_found(count, none)
     return out, scores, count
 
 
-def tree_nbest(structure, w: np.ndarray, k: int, fixed: np.ndarray | None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(heads of words (k, n_words), scores (S, k), count (S,)) of a tree structure; ``fixed`` int (n_words,)."""
-    off = structure.offsets
-    S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = fixed is not None
-    tree_kbest(structure, w, k, fixed if use else np.zeros(0, INT), use, out, scores, count)
-    _check_found(count, _NONE_TREE)
-    return out, scores, count
+def nbest_trees(problem, w: np.ndarray, offsets: np.ndarray, k: int | None, constraints, none: str,
+                search=None) -> list:
+    """A parser's ``predict(k=..., constraints=...)``: per sentence its head vector (``k`` None: the best tree
+    satisfying ``constraints``) or its :class:`NBest` list of head vectors. ``problem.kbest_flat`` writes heads
+    first in its outputs (flat over words)."""
+    kk = 1 if k is None else check_k(k)
+    lengths = np.diff(offsets).tolist()
+    fixed = None if constraints is None else fixed_heads(constraints, lengths)
+    try:
+        out, scores, count = kbest_lists(problem, w, kk, head_constraints(fixed), none, search)
+    except ValueError as err:
+        infeasible(constraints, err)
+    root = np.array([-1], INT)
+
+    def tree(j, i):
+        return np.concatenate([root, out[j, offsets[i]:offsets[i + 1]]])
+
+    if k is None:
+        return [tree(0, i) for i in range(len(lengths))]
+    return [NBest([tree(j, i) for j in range(count[i])], scores[i, :count[i]].copy()) for i in range(len(lengths))]
 
 
 def _check_found(count: np.ndarray, msg: str) -> None:

@@ -1,7 +1,8 @@
 """``Reranker``: a discriminative reranker over a base model's k-best lists (Collins & Koo 2005; Charniak & Johnson
 2005; Collins' chapter §5–8, ALGORITHMS.md §4).
 
-GEN(x) is the base model's k-best list (:mod:`swvp.tasks.nbest`). A candidate y is scored
+GEN(x) is the base model's k-best list (:mod:`swvp.tasks.nbest`): a tagger's, a graph parser's, or a transition
+parser's (the distinct trees of its final beam; their DEPREL are the reranked tree's). A candidate y is scored
 ``alpha·(base(y) − base(y_1)) + θ·Φ(x, y)``: the base model's score relative to its 1-best, with a fixed weight
 ``alpha`` chosen on dev from ``base_weights``, plus global features of the whole candidate hashed to integer ids
 (:mod:`swvp.features.rerank`: trees — children sequences, grandparents, siblings, subtree sizes, coordination and
@@ -30,12 +31,13 @@ from swvp.persistence import save_model
 from swvp.tasks._parsing import dense_weights, gold_heads, sentences_of, sparse_weights
 from swvp.tasks.base import _SKIP, Estimator, encode, learner_settings
 from swvp.tasks.graph_parser import GraphDependencyParser
-from swvp.tasks.nbest import sequence_nbest, tree_nbest
+from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_SEQUENCE, NO_TREE, kbest_lists
 from swvp.tasks.tagger import SequenceTagger, _as_xy
+from swvp.tasks.transition_parser import TransitionDependencyParser
 
 MODEL_KIND = "reranker"
 LEARNERS = ("perceptron", "boosting", "svm")
-BASES = {c.MODEL_KIND: c for c in (SequenceTagger, GraphDependencyParser)}
+BASES = {c.MODEL_KIND: c for c in (SequenceTagger, GraphDependencyParser, TransitionDependencyParser)}
 
 __all__ = ["MODEL_KIND", "Reranker"]
 
@@ -46,7 +48,8 @@ def _crc(strings) -> np.ndarray:
 
 
 class _Trees:
-    """Parser inputs: sentences (with gold heads for training), candidates from Eisner k-best."""
+    """Parser inputs: sentences (with gold heads for training), candidates from the parser's k-best lists (and, for
+    a transition parser, each candidate's arc labels)."""
 
     def __init__(self, X):
         self.sents, self.source = sentences_of(X)
@@ -67,8 +70,14 @@ class _Trees:
         return gold_heads(self.sents, self.source)
 
     def nbest(self, base, k):
+        if isinstance(base, TransitionDependencyParser):
+            problem = base.decoding_problem(self.sents, gold=False)
+            out, scores, count = kbest_lists(problem, base.coef_, k, None, NO_PROJECTIVE_TREE, base._search())
+            n = problem.data.n_words
+            return (np.ascontiguousarray(out[:, :n]), scores, count, out[:, n:]), problem.data.offsets
         data = base.features_.transform(self.sents)
-        return tree_nbest(base._problem(data).structure(), base.coef_, k, None), data.offsets
+        none = NO_PROJECTIVE_TREE if base.decoder == "eisner" else NO_TREE
+        return (*kbest_lists(base._problem(data), base.coef_, k, None, none), None), data.offsets
 
     def features(self, base, out, count, offsets, mask, base_only):
         sents = self.sents
@@ -114,7 +123,7 @@ class _Tags:
 
     def nbest(self, base, k):
         problem = base._problem(self.words, self.extra)
-        return sequence_nbest(problem.structure(), base.coef_, k, None), problem.features.offsets
+        return (*kbest_lists(problem, base.coef_, k, None, NO_SEQUENCE), None), problem.features.offsets
 
     def features(self, base, out, count, offsets, mask, base_only):
         words = _crc([w.lower() for s in self.words for w in s])
@@ -154,7 +163,8 @@ def _concat(parts: list[CandidateLists]) -> CandidateLists:
 
 
 class Reranker(Estimator):
-    """Reranks the k-best lists of a base :class:`SequenceTagger` or :class:`GraphDependencyParser`.
+    """Reranks the k-best lists of a base :class:`SequenceTagger`, :class:`GraphDependencyParser` or
+    :class:`TransitionDependencyParser`.
 
     Parameters
     ----------
@@ -188,13 +198,12 @@ class Reranker(Estimator):
 
     # -- inputs ---------------------------------------------------------------------------------------------
     def _kind(self, base) -> str:
-        if isinstance(base, GraphDependencyParser):
-            if base.decoder != "eisner":
-                raise ValueError("the reranker needs an Eisner (projective) base parser for its k-best lists")
+        if isinstance(base, (GraphDependencyParser, TransitionDependencyParser)):
             return "tree"
         if isinstance(base, SequenceTagger):
             return "chain"
-        raise ValueError(f"base must be a SequenceTagger or a GraphDependencyParser, got {base!r}")
+        raise ValueError(f"base must be a SequenceTagger, a GraphDependencyParser or a TransitionDependencyParser, "
+                         f"got {base!r}")
 
     def _inputs(self, X, y=None, extra=None):
         return _Trees(X) if self.kind_ == "tree" else _Tags(X, y, extra)
@@ -221,9 +230,10 @@ class Reranker(Estimator):
         return (1 << int(self.hash_bits)) - 1
 
     def candidate_lists(self, items, base, k: int, gold: np.ndarray | None = None):
-        """(CandidateLists, (out, scores, count, offsets)) of ``items`` under ``base``'s k-best lists; quality is
-        0 without ``gold``."""
-        (out, scores, count), offsets = items.nbest(base, k)
+        """(CandidateLists, (out, scores, count, offsets, labels)) of ``items`` under ``base``'s k-best lists
+        (``labels``: the candidates' arc-label ids of a transition parser, else None); quality is 0 without
+        ``gold``."""
+        (out, scores, count, labels), offsets = items.nbest(base, k)
         S = count.shape[0]
         valid = np.arange(k)[None, :] < count[:, None]
         rel = (scores - scores[:, :1])[valid] / getattr(self, "base_scale_", 1.0)
@@ -231,7 +241,7 @@ class Reranker(Estimator):
         fptr, fids = items.features(base, out, count, offsets, self._mask, self.features == "base")
         cptr = np.zeros(S + 1, INT)
         np.cumsum(count, out=cptr[1:])
-        return CandidateLists(cptr, fptr, fids, rel, quality), (out, scores, count, offsets)
+        return CandidateLists(cptr, fptr, fids, rel, quality), (out, scores, count, offsets, labels)
 
     # -- training -------------------------------------------------------------------------------------------
     def _clone_base(self, base):
@@ -347,10 +357,11 @@ class Reranker(Estimator):
             or self.kind_ == "chain" and items.labels is not None
         gold = self._gold(items, self.base_) if has_gold else None
         kk = int(self.k if k is None else k)
-        lists, (out, scores, count, offsets) = self.candidate_lists(items, self.base_, kk, gold)
+        lists, (out, scores, count, offsets, labels) = self.candidate_lists(items, self.base_, kk, gold)
         chosen = choose(lists, self.alpha_, self.coef_)
         rank = chosen - lists.cptr[:-1]
-        res = {"items": items, "out": out, "offsets": offsets, "rank": rank, "lists": lists, "count": count}
+        res = {"items": items, "out": out, "offsets": offsets, "rank": rank, "lists": lists, "count": count,
+               "labels": labels}
         if gold is not None:
             res["quality"] = {"base": float(lists.quality[lists.cptr[:-1]].sum()),
                               "oracle": float(np.maximum.reduceat(lists.quality, lists.cptr[:-1]).sum())
@@ -358,8 +369,8 @@ class Reranker(Estimator):
                               "reranked": float(lists.quality[chosen].sum()), "parts": int(offsets[-1])}
         return res
 
-    def _flat(self, res) -> np.ndarray:
-        out, off, rank = res["out"], res["offsets"], res["rank"]
+    def _flat(self, res, key: str = "out") -> np.ndarray:
+        out, off, rank = res[key], res["offsets"], res["rank"]
         flat = np.empty(out.shape[1], INT)
         for s in range(off.shape[0] - 1):
             flat[off[s]:off[s + 1]] = out[rank[s], off[s]:off[s + 1]]
@@ -367,7 +378,9 @@ class Reranker(Estimator):
 
     def predict(self, X, *, extra=None, k: int | None = None):
         """The reranked output of every sentence: label lists (tagger base) or head vectors (parser base)."""
-        res = self.rerank(X, extra=extra, k=k)
+        return self._reranked(self.rerank(X, extra=extra, k=k))
+
+    def _reranked(self, res) -> list:
         flat = self._flat(res)
         off = res["offsets"]
         if self.kind_ == "tree":
@@ -375,14 +388,21 @@ class Reranker(Estimator):
         names = np.asarray(self.base_.labels_, dtype=object)[flat]
         return [names[off[i]:off[i + 1]].tolist() for i in range(off.shape[0] - 1)]
 
-    def parse(self, X):
-        """Parser base: (reranked heads, DEPREL from the base's labeller or None)."""
-        sents, _ = sentences_of(X)
-        heads = self.predict(sents)
-        rels = None
+    def _deprels(self, sents, heads, res) -> list | None:
+        """DEPREL of the reranked trees: the chosen candidates' own (transition base), the base's labeller on the
+        reranked heads (graph base), or None (a graph base without labeller)."""
+        if res["labels"] is not None:
+            return self.base_._deprels(self._flat(res, "labels"), res["offsets"])
         if self.base_.label_coef_ is not None:
-            rels = self.base_.predict_deprels(sents, heads)
-        return heads, rels
+            return self.base_.predict_deprels(sents, heads)
+        return None
+
+    def parse(self, X):
+        """Parser base: (reranked heads, their DEPREL or None)."""
+        sents, _ = sentences_of(X)
+        res = self.rerank(sents)
+        heads = self._reranked(res)
+        return heads, self._deprels(sents, heads, res)
 
     def score(self, X, y=None, *, extra=None) -> float:
         """UAS (every word) or token accuracy of the reranked output."""
@@ -401,9 +421,9 @@ class Reranker(Estimator):
             from swvp.metrics import attachment_scores
 
             sents = res["items"].sents
-            heads = self.predict(sents)
+            heads = self._reranked(res)
             gold = [np.asarray(s.heads, INT) for s in sents]
-            rels = self.base_.predict_deprels(sents, heads) if self.base_.label_coef_ is not None else None
+            rels = self._deprels(sents, heads, res)
             gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
             punct = [np.asarray(s.upos, dtype=object) == "PUNCT" for s in sents]
             w = attachment_scores(gold, heads, gold_rels, rels)

@@ -247,7 +247,15 @@ class SequenceTagger(Estimator):
 
     def _nbest(self, problem: SequenceProblem, words, search, voted: bool, k, constraints):
         from swvp.learn.search import Exact
-        from swvp.tasks.nbest import NBest, allowed_mask, check_k, infeasible, sequence_nbest
+        from swvp.tasks.nbest import (
+            NO_SEQUENCE,
+            NBest,
+            allowed_mask,
+            check_k,
+            infeasible,
+            kbest_lists,
+            label_constraints,
+        )
 
         if voted or not isinstance(search, Exact):
             raise ValueError("k-best and constrained decoding are exact: not available with voted=True or a "
@@ -258,7 +266,7 @@ class SequenceTagger(Estimator):
         lengths = [len(s) for s in words]
         allowed = None if constraints is None else allowed_mask(constraints, lengths, self.label_index_)
         try:
-            out, scores, count = sequence_nbest(problem.structure(), self.coef_, kk, allowed)
+            out, scores, count = kbest_lists(problem, self.coef_, kk, label_constraints(allowed), NO_SEQUENCE)
         except ValueError as err:
             infeasible(constraints, err)
         names = np.asarray(self.labels_, dtype=object)

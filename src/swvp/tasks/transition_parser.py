@@ -10,7 +10,9 @@ or ``zhang-nivre-factored`` (about twice as fast, less accurate); :mod:`swvp.fea
 
 Training trees the arc-standard oracle cannot reach (non-projective ones) are skipped and counted
 (``nonprojective="skip"``, the default) or replaced by their pseudo-projective lift (``"lift"``); the counts are
-in ``oracle_counts_`` and the model file. Prediction always outputs projective trees.
+in ``oracle_counts_`` and the model file. Prediction always outputs projective trees: the beam's best, or its
+k best distinct trees with their model scores (``predict(k=...)``), under fixed heads when given (``constraints``:
+the moves that contradict them are forbidden, :mod:`swvp.transition._beam_kernels`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from swvp.features.arc import checked_tag_features
 from swvp.features.transition import TEMPLATE_SETS, TransitionFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Beam
+from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
 from swvp.tasks._parsing import (
     BestEpochWeights,
@@ -35,8 +38,8 @@ from swvp.tasks._parsing import (
     with_tags,
 )
 from swvp.tasks.base import Estimator, checked_labels
+from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NBest, check_k, fixed_heads, head_constraints, infeasible, kbest_lists
 from swvp.transition.arc_standard import gold_actions
-from swvp.transition.beam import TransitionModel
 
 MODEL_KIND = "transition-parser"
 
@@ -138,8 +141,8 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         self._finish(result)
         return self
 
-    def _model(self) -> TransitionModel:
-        return TransitionModel.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
+    def _model(self) -> TransitionLayout:
+        return TransitionLayout.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
                                       n_labels=max(1, self.features_.n_labels))
 
     # -- prediction ---------------------------------------------------------------------------------------
@@ -152,16 +155,46 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output). ``beam``:
         decode with another beam width than the learner's.
         """
+        problem = self._decoding(X, tags)
+        heads, labels = problem.parse(self.coef_, self._decoding_search(beam))
+        data = problem.data
+        return unflatten(heads, data.offsets, root=True), self._deprels(labels, data.offsets)
+
+    def _decoding(self, X, tags) -> TransitionProblem:
         self._check_fitted()
         sents, _ = sentences_of(X)
-        sents = with_tags(sents, self.tags, tags)
-        problem = self.decoding_problem(sents, gold=False)
-        data = problem.data
-        search = self._search() if beam is None else Beam(size=int(beam))
-        heads, labels = problem.parse(self.coef_, search)
+        return self.decoding_problem(with_tags(sents, self.tags, tags), gold=False)
+
+    def _decoding_search(self, beam: int | None) -> Beam:
+        return self._search() if beam is None else Beam(size=int(beam))
+
+    def _deprels(self, labels: np.ndarray, offsets: np.ndarray) -> list[list[str]]:
         names = np.asarray([*self.features_.labels, self.root_label], dtype=object)[labels]  # −1: the root word
-        rels = [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
-        return unflatten(heads, data.offsets, root=True), rels
+        return [names[offsets[i]:offsets[i + 1]].tolist() for i in range(offsets.shape[0] - 1)]
+
+    def predict_nbest(self, X, *, tags=None, beam: int | None = None, k: int | None = None, constraints=None
+                      ) -> list[NBest]:
+        """Per sentence of ``X``, its ``k`` (default 1) best distinct labelled trees in the final beam, best first
+        with their model scores and DEPREL lists (:class:`~swvp.tasks.nbest.NBest` with ``deprels``): fewer where
+        the beam holds fewer; the first is :meth:`parse`'s. ``constraints``: per sentence ``None`` or per word
+        ``None``/``-1`` (free) or its fixed head; the beam forbids the moves that contradict them, which is exact
+        for fixed heads some projective tree holds (any other set leaves no tree: a ValueError, or a DataError
+        naming the constraints file's line)."""
+        problem = self._decoding(X, tags)
+        offsets = problem.data.offsets
+        lengths = np.diff(offsets).tolist()
+        fixed = None if constraints is None else fixed_heads(constraints, lengths)
+        try:
+            out, scores, count = kbest_lists(problem, self.coef_, 1 if k is None else check_k(k),
+                                             head_constraints(fixed), NO_PROJECTIVE_TREE,
+                                             self._decoding_search(beam))
+        except ValueError as err:
+            infeasible(constraints, err)
+        n_words = problem.data.n_words
+        heads = [unflatten(out[j, :n_words], offsets, root=True) for j in range(out.shape[0])]
+        rels = [self._deprels(out[j, n_words:], offsets) for j in range(out.shape[0])]
+        return [NBest([heads[j][i] for j in range(count[i])], scores[i, :count[i]].copy(),
+                      [rels[j][i] for j in range(count[i])]) for i in range(len(lengths))]
 
     def decoding_problem(self, sentences, *, gold: bool = True) -> TransitionProblem:
         """The sentences under the fitted vocabularies as a decoding-only problem (with ``gold``, its
@@ -171,8 +204,13 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
             self._check_fitted()
         return TransitionProblem(self.features_.transform(sentences, gold=gold), self._model(), dp=self.dp)
 
-    def predict(self, X, *, tags=None, beam: int | None = None) -> list[np.ndarray]:
-        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``."""
+    def predict(self, X, *, tags=None, beam: int | None = None, k: int | None = None, constraints=None):
+        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``; with ``k``, one
+        :class:`~swvp.tasks.nbest.NBest` per sentence instead (:meth:`predict_nbest`); with ``constraints``, the best
+        trees that satisfy them."""
+        if k is not None or constraints is not None:
+            res = self.predict_nbest(X, tags=tags, beam=beam, k=k, constraints=constraints)
+            return res if k is not None else [nb.outputs[0] for nb in res]
         return self.parse(X, tags=tags, beam=beam)[0]
 
     def score(self, X, y=None) -> float:

@@ -209,14 +209,14 @@ def static_oracle(heads, labels, n, L, out):
     return 2 * n - 1
 
 
-@njit(**NJIT)
-def actions_to_tree(actions, m, n, L, heads, labels):
+@njit(**NJIT_NO_ALLOC)
+def actions_to_tree(actions, m, n, L, heads, labels, stack):
     """Heads and labels (n+1,) built by the first ``m`` actions; unattached words get head −1, label −1.
 
     After a complete sequence (m = 2n−1) the word left on the stack gets head 0 (its label stays −1: the
-    caller names it ``root``). Returns the number of words still on the stack.
+    caller names it ``root``). ``stack`` is scratch of n + 1 entries. Returns the number of words still on the
+    stack.
     """
-    stack = np.empty(n + 1, INT)
     for i in range(n + 1):
         heads[i] = -1
         labels[i] = -1

@@ -95,7 +95,7 @@ def actions_to_tree(actions: np.ndarray, n: int, n_labels: int) -> tuple[np.ndar
     actions = np.ascontiguousarray(actions, INT)
     heads = np.empty(n + 1, INT)
     labels = np.empty(n + 1, INT)
-    _k.actions_to_tree(actions, actions.shape[0], n, n_labels, heads, labels)
+    _k.actions_to_tree(actions, actions.shape[0], n, n_labels, heads, labels, np.empty(n + 1, INT))
     return heads, labels
 
 

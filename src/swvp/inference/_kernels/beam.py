@@ -32,9 +32,11 @@ Forced prefix (LaSO restart, S1 §7). With ``start_step = s > 0`` the beams B_0.
 item [g_i] and search proceeds from B_{s-1} = [g_{s-1}] at step s. A learner doing LaSO runs the early selector,
 updates, recomputes the score arrays and calls the search again with ``start_step = i* + 1``.
 
-The buffers above form one :data:`Trace` value (:func:`new_trace`). Workspace (:data:`BeamWork`): ``ws_f`` float (S,),
-``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,) with S the number of state keys; allocate once with
-:func:`beam_workspace` and reuse across calls (each call re-initialises what it needs).
+The buffers above form one :data:`Trace` value (:func:`new_trace`; the transition parser's beam writes the same
+trace). Workspace (:data:`BeamWork`): ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S),)
+with S the number of state keys; allocate once with :func:`beam_workspace` and reuse across calls (each call
+re-initialises what it needs). Each step's candidate states are ranked by the beams' heap
+(:mod:`swvp.inference._kernels.heap`: score, then smaller key).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
+from swvp.inference._kernels.heap import heapify, pop
 
 
 @njit(**NJIT)
@@ -65,7 +68,7 @@ def beam_width(K, order, beam_size):
 Trace = namedtuple("Trace", ["labels", "parents", "scores", "is_gold", "sizes", "top_score", "top_is_gold",
                              "gold_score", "gold_in_beam"])
 
-#: The search's scratch: ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S) + W,).
+#: The search's scratch: ``ws_f`` float (S,), ``ws_i`` int (3, S), ``ws_tmp`` int (min(W K, S),).
 BeamWork = namedtuple("BeamWork", ["ws_f", "ws_i", "ws_tmp"])
 
 
@@ -82,46 +85,7 @@ def beam_workspace(K, order, width):
     """Allocate the :class:`BeamWork` of :func:`beam_search_into` with ``K`` labels and beam ``width``."""
     S = n_state_keys(K, order)
     m = width * K if width * K < S else S
-    return BeamWork(np.empty(S, FLOAT), np.empty((3, S), INT), np.empty(m + width, INT))
-
-
-@njit(**NJIT)
-def _before(a, b, ws_f):
-    """Whether state key ``a`` ranks before ``b``: higher score, then smaller key."""
-    return ws_f[a] > ws_f[b] or (ws_f[a] == ws_f[b] and a < b)
-
-
-@njit(**NJIT)
-def _sift_up(heap, c, ws_f):
-    # Heap of kept keys with the *worst* at the root: every parent ranks after its children.
-    while c > 0:
-        par = (c - 1) // 2
-        if _before(heap[par], heap[c], ws_f):
-            tmp = heap[par]
-            heap[par] = heap[c]
-            heap[c] = tmp
-            c = par
-        else:
-            break
-
-
-@njit(**NJIT)
-def _sift_down(heap, h, ws_f):
-    c = 0
-    while True:
-        worst = 2 * c + 1
-        if worst >= h:
-            break
-        r = worst + 1
-        if r < h and _before(heap[worst], heap[r], ws_f):
-            worst = r
-        if _before(heap[c], heap[worst], ws_f):
-            tmp = heap[c]
-            heap[c] = heap[worst]
-            heap[worst] = tmp
-            c = worst
-        else:
-            break
+    return BeamWork(np.empty(S, FLOAT), np.empty((3, S), INT), np.empty(m, INT))
 
 
 @njit(**NJIT)
@@ -139,34 +103,6 @@ def offer(cand, M, key, s, j, pkey, ws_f, ws_i):
         ws_i[0, key] = j
         ws_i[1, key] = pkey
     return M, take
-
-
-@njit(**NJIT)
-def sort_best_first(heap, size, ws_f):
-    """Heap-sort the ``size`` kept keys in place (worst at the root): the worst goes to the last slot, and so on,
-    so that ``heap[:size]`` ends best first."""
-    for h in range(size - 1, 0, -1):
-        key = heap[0]
-        heap[0] = heap[h]
-        heap[h] = key
-        _sift_down(heap, h, ws_f)
-
-
-@njit(**NJIT)
-def keep_best(keys, M, width, heap, ws_f):
-    """The best ``width`` of the candidate state keys ``keys[:M]`` (scores ``ws_f[key]``, ties by ``_before``)
-    into ``heap``, the worst kept state at the root; returns how many were kept."""
-    h = 0
-    for m in range(M):
-        key = keys[m]
-        if h < width:
-            heap[h] = key
-            _sift_up(heap, h, ws_f)
-            h += 1
-        elif _before(key, heap[0], ws_f):
-            heap[0] = key
-            _sift_down(heap, width, ws_f)
-    return h
 
 
 @njit(**NJIT)
@@ -203,8 +139,6 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                                                         trace.gold_in_beam)
     ws_f, ws_i, ws_tmp = work
     S = n_state_keys(K, order)
-    cap = width * K if width * K < S else S
-    heap = ws_tmp[cap:cap + width]
     for s in range(S):
         ws_i[0, s] = -2  # −2: state not yet reached in this step
     gs = 0.0
@@ -258,10 +192,10 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                     M, take = offer(ws_tmp, M, key, s, j, pkey, ws_f, ws_i)
                     if take:
                         ws_i[2, key] = 1 if (pg and y == gold[i]) else 0
-            size = keep_best(ws_tmp, M, width, heap, ws_f)
-            sort_best_first(heap, size, ws_f)  # B_i best first
-            for r in range(size):
-                key = heap[r]
+            heapify(ws_tmp, M, ws_f)
+            size = width if width < M else M
+            for r in range(size):  # B_i best first
+                key = pop(ws_tmp, M - r, ws_f)
                 labels[i, r] = key if order == 1 else key // (K + 1)
                 parents[i, r] = ws_i[0, key] if i > 0 else -1
                 scores[i, r] = ws_f[key]

@@ -9,6 +9,11 @@ highest score. Without ``single_root`` every ``p`` is 0 and this is plain CLE. N
 
 Ties: at every step the first maximum in node-index order wins (smallest head for a word's best incoming arc,
 smallest cycle member for an arc into or out of a contracted cycle). Contracted nodes get indices ``n+1, n+2, ...``.
+
+Forbidden arcs (constraints, :mod:`swvp.inference._kernels.mask`) score ``-inf`` and are left out of the graph, so
+CLE finds the best tree of the arcs left; when none exists it returns a head vector that uses a forbidden arc (its
+``-inf`` score says so). :func:`kbest_cle_heads` lists the k best trees by Lawler's partition of the tree space
+(Camerini, Fratta & Maffioli 1980; Hall 2007), each part solved by CLE with fixed and forbidden arcs.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def cle_heads(arc_scores, single_root):
     valid = np.zeros((M, M), dtype=np.bool_)
     for u in range(N):
         for v in range(1, N):
-            if u != v:
+            if u != v and arc_scores[u, v] > -np.inf:  # a -inf arc is forbidden: not in the graph
                 valid[u, v] = True
                 ws[u, v] = arc_scores[u, v]
         if single_root and u == 0:
@@ -70,6 +75,8 @@ def cle_heads(arc_scores, single_root):
             for u in range(nn):
                 if active[u] and valid[u, v] and (b < 0 or _better(wp[u, v], ws[u, v], wp[b, v], ws[b, v])):
                     b = u
+            if b < 0:  # nothing may head v: no tree (the all-ROOT vector returned uses a forbidden arc)
+                return heads
             best_in[v] = b
         # Look for a cycle among the chosen arcs: walk up from each word, marking by the walk's start.
         mark[:nn] = -1
@@ -152,3 +159,107 @@ def cle_heads(arc_scores, single_root):
     for v in range(1, N):
         heads[v] = par[v]
     return heads
+
+
+@njit(**NJIT)
+def tree_arc_score(arc_scores, heads, n):
+    """Σ_{m=1..n} arc_scores[heads[m], m] (−inf when the tree uses a forbidden arc)."""
+    total = 0.0
+    for m in range(1, n + 1):
+        total += arc_scores[heads[m], m]
+    return total
+
+
+@njit(**NJIT)
+def _solve(arc_scores, single_root, fixed, forb, nf, masked, heads_out):
+    """CLE over ``arc_scores`` with the heads ``fixed`` (−1 free) and the arcs ``forb[:nf]`` (u, v) forbidden;
+    the tree into ``heads_out``; returns its score (−inf: no tree satisfies them)."""
+    N = arc_scores.shape[0]
+    n = N - 1
+    for u in range(N):
+        for v in range(N):
+            masked[u, v] = arc_scores[u, v]
+    for m in range(1, N):
+        h = fixed[m]
+        if h >= 0:
+            keep = masked[h, m]
+            for p in range(N):
+                masked[p, m] = -np.inf
+            masked[h, m] = keep
+    for q in range(nf):
+        masked[forb[q, 0], forb[q, 1]] = -np.inf
+    heads = cle_heads(masked, single_root)
+    roots = 0
+    for m in range(N):
+        heads_out[m] = heads[m]
+        if m > 0 and heads[m] == 0:
+            roots += 1
+    if single_root and roots != 1:
+        return -np.inf
+    return tree_arc_score(masked, heads, n)
+
+
+@njit(**NJIT)
+def kbest_cle_heads(arc_scores, single_root, k, heads, scores):
+    """The ``k`` best trees (any, non-projective ones included) under arc scores (``-inf``: forbidden), best first;
+    returns how many were found (fewer than k only when fewer trees exist).
+
+    Lawler's scheme: a part of the tree space is (fixed arcs F, forbidden arcs X), its best tree T found by CLE; when
+    T is listed, the rest of the part splits into, for each word m_i free in F (in word order), the trees that keep
+    T's arcs of m_1..m_{i−1} and do not use T's arc of m_i. Parts are taken best first (ties: the first made).
+    Rank 0 is ``cle_heads``'s tree bit for bit. Writes ``heads[j, :n+1]`` and ``scores[j]``. O(k n · n³).
+    """
+    N = arc_scores.shape[0]
+    n = N - 1
+    cap = k * max(n, 1) + 1
+    fixed = np.full((cap, N), -1, INT)
+    parent = np.full(cap, -1, INT)  # the part this one was split from; its own forbidden arc is ``farc``
+    farc = np.full((cap, 2), -1, INT)
+    tree = np.empty((cap, N), INT)
+    score = np.full(cap, -np.inf)
+    alive = np.zeros(cap, np.bool_)
+    masked = np.empty((N, N), FLOAT)
+    forb = np.empty((cap, 2), INT)
+    score[0] = _solve(arc_scores, single_root, fixed[0], forb, 0, masked, tree[0])
+    alive[0] = score[0] > -np.inf
+    parts = 1
+    found = 0
+    while found < k:
+        best = -1
+        for q in range(parts):
+            if alive[q] and (best < 0 or score[q] > score[best]):
+                best = q
+        if best < 0:
+            break
+        alive[best] = False
+        scores[found] = score[best]
+        for m in range(N):
+            heads[found, m] = tree[best, m]
+        found += 1
+        if found == k:
+            break
+        nf = 0  # the part's forbidden arcs, from its ancestors
+        q = best
+        while q >= 0:
+            if farc[q, 0] >= 0:
+                forb[nf, 0] = farc[q, 0]
+                forb[nf, 1] = farc[q, 1]
+                nf += 1
+            q = parent[q]
+        prefix = fixed[best].copy()
+        for m in range(1, N):
+            if fixed[best, m] >= 0:
+                continue
+            c = parts
+            parts += 1
+            for v in range(N):
+                fixed[c, v] = prefix[v]
+            parent[c] = best
+            farc[c, 0] = tree[best, m]
+            farc[c, 1] = m
+            forb[nf, 0] = tree[best, m]
+            forb[nf, 1] = m
+            score[c] = _solve(arc_scores, single_root, fixed[c], forb, nf + 1, masked, tree[c])
+            alive[c] = score[c] > -np.inf
+            prefix[m] = tree[best, m]
+    return found
