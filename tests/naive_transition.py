@@ -107,7 +107,7 @@ def atom(state: NaiveState, words, tags, name: str) -> int:
 
 
 MOVE = "move:"
-MOVE_BITS = 22  # TransitionModel's default move_bits
+MOVE_BITS = 22  # TransitionLayout's default move_bits
 
 
 def naive_rows(state: NaiveState, words, tags, templates, bits: int, move_bits: int = MOVE_BITS) -> list:

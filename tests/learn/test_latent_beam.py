@@ -14,8 +14,8 @@ from swvp.learn._codes import B_NONVIOL, N_STATS, STAT_UPDATES
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full
-from swvp.problems._chain_ops import forced_viterbi, forced_viterbi2, forced_viterbi_sparse
 from swvp.problems._latent_beam import gold_backtrack, gold_beam_space, latent_beam_search_into
+from swvp.problems._latent_ops import forced_viterbi, forced_viterbi2, forced_viterbi_sparse
 from swvp.problems.chain import SequenceProblem
 from swvp.problems.latent import LatentSequenceProblem
 

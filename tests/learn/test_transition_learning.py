@@ -27,10 +27,11 @@ from swvp.learn import selectors
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.updates import Full, WeightedViolations
+from swvp.model.layout import TransitionLayout
 from swvp.model.weights import WeightTable
 from swvp.problems.transition import TransitionProblem
 from swvp.transition.arc_standard import gold_actions
-from swvp.transition.beam import TransitionModel, beam_search
+from swvp.transition.beam import beam_search
 
 BITS = 8
 L = 2
@@ -56,7 +57,7 @@ def random_treebank(seed: int, n_sent: int = 12, max_len: int = 6, vocab: int = 
 
 def problem(seed: int, name: str = "huang-sagae", **kw):
     data, rng = random_treebank(seed, **kw)
-    model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
+    model = TransitionLayout.create(name, bits=BITS, n_labels=L, move_bits=BITS)
     return TransitionProblem(data, model, gold_actions(data, L)), rng
 
 
@@ -221,7 +222,7 @@ def test_mixed_assignment_statistics_and_learning_on_a_toy_language():
     data, _ = random_treebank(7, n_sent=60, max_len=8)
     pos = np.arange(1, data.n_words + 1) - np.repeat(data.offsets[:-1], np.diff(data.offsets))
     data.tags = np.where(data.heads == 0, 7, np.where(data.heads > pos, 5, 6)).astype(np.int64)
-    model = TransitionModel.create("huang-sagae", bits=12, n_labels=L)
+    model = TransitionLayout.create("huang-sagae", bits=12, n_labels=L)
     P = TransitionProblem(data, model, gold_actions(data, L))
     for update in (Full(), WeightedViolations(jj="single")):
         table, result = run(P, Beam(4, "max-violation"), update, epochs=6)
@@ -233,7 +234,7 @@ def test_mixed_assignment_statistics_and_learning_on_a_toy_language():
 def test_unusable_trees_are_skipped_and_searches_checked():
     """A tree the oracle cannot reach is not an example: training equals training without it (last iterate)."""
     data, _ = random_treebank(4, n_sent=10)
-    model = TransitionModel.create("huang-sagae", bits=BITS, n_labels=L)
+    model = TransitionLayout.create("huang-sagae", bits=BITS, n_labels=L)
     gold = gold_actions(data, L)
     gold.usable[3] = False  # as for a skipped non-projective tree
     P = TransitionProblem(data, model, gold)

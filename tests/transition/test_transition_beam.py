@@ -11,11 +11,13 @@ from naive_transition import all_sequences, naive_beam, naive_phi, naive_sequenc
 from swvp.features import _transition_kernels as FK
 from swvp.features.transition import TransitionData
 from swvp.learn.ops import Accum
+from swvp.learn.search import Beam
 from swvp.learn.selectors import select
+from swvp.model.layout import TransitionLayout
 from swvp.problems._transition_ops import action_delta_into
 from swvp.problems.transition import TransitionProblem
 from swvp.transition.arc_standard import actions_to_tree, gold_actions, oracle
-from swvp.transition.beam import TransitionModel, beam_search, decode, score_sequence
+from swvp.transition.beam import beam_search, score_sequence
 
 BITS = 8
 SETS = ["huang-sagae", "zhang-nivre", "zhang-nivre-factored"]
@@ -41,7 +43,7 @@ def test_wide_beam_finds_the_brute_force_best(name, L):
         seqs = all_sequences(n, L)
         for _ in range(2):
             data = random_sentence(n, rng)
-            model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
+            model = TransitionLayout.create(name, bits=BITS, n_labels=L, move_bits=BITS)
             w = random_weights(model, rng, integer=False)
             best = max(score_sequence(w, data, 0, model, s) for s in seqs)
             for dp in (True, False):
@@ -58,7 +60,7 @@ def test_merging_never_changes_a_wide_beam_and_shrinks_it(name):
         n = int(rng.integers(2, 7))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng, vocab=2)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
+        model = TransitionLayout.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         w = random_weights(model, rng, integer=True)  # ties on purpose
         width = 6000
         a = beam_search(w, data, 0, model, beam_size=width, dp=True)
@@ -78,7 +80,7 @@ def test_trace_and_gold_tracking_match_the_naive_beam(name, dp):
         n = int(rng.integers(1, 7))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng, vocab=2)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
+        model = TransitionLayout.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         w = random_weights(model, rng, integer=trial % 2 == 0)
         heads = random_projective_tree(n, rng)
         labels = rng.integers(0, L, n + 1)
@@ -107,7 +109,7 @@ def test_trace_violations_equal_recomputed_prefix_scores():
         L = int(rng.integers(1, 5))
         name = SETS[trial % 3]
         data = random_sentence(n, rng, vocab=5)
-        model = TransitionModel.create(name, bits=10, n_labels=L, move_bits=10)
+        model = TransitionLayout.create(name, bits=10, n_labels=L, move_bits=10)
         w = random_weights(model, rng, integer=False)
         heads = random_projective_tree(n, rng)
         gold = oracle(heads, rng.integers(0, L, n + 1), L)
@@ -134,7 +136,7 @@ def test_engine_prefix_delta_is_coef_times_phi_difference(name):
         n = int(rng.integers(1, 9))
         L = int(rng.integers(1, 4))
         data = random_sentence(n, rng)
-        model = TransitionModel.create(name, bits=BITS, n_labels=L, move_bits=BITS)
+        model = TransitionLayout.create(name, bits=BITS, n_labels=L, move_bits=BITS)
         heads = random_projective_tree(n, rng)
         gold = oracle(heads, rng.integers(0, L, n + 1), L)
         data.heads, data.labels = heads[1:], np.where(heads[1:] == 0, -1, 0)
@@ -170,12 +172,13 @@ def test_decode_corpus_equals_sentence_by_sentence_search():
     lens = rng.integers(1, 15, 20)
     data = random_sentence(int(lens.sum()), rng, vocab=30)
     data = TransitionData(data.words, data.tags, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64))
-    model = TransitionModel.create("zhang-nivre", bits=12, n_labels=3)
+    model = TransitionLayout.create("zhang-nivre", bits=12, n_labels=3)
     w = random_weights(model, rng, integer=False)
-    heads, labels, acts = decode(w, data, model, beam_size=4)
+    heads, labels = TransitionProblem(data, model).parse(w, Beam(4))
+    o = data.offsets
     for s in range(data.n_sentences):
         out = beam_search(w, data, s, model, beam_size=4).output
         n = int(lens[s])
         h, lab = actions_to_tree(out, n, 3)
-        assert heads[s].tolist() == h.tolist() and labels[s].tolist() == lab.tolist()
+        assert heads[o[s]:o[s + 1]].tolist() == h[1:].tolist() and labels[o[s]:o[s + 1]].tolist() == lab[1:].tolist()
         assert h[0] == -1 and (h[1:] >= 0).all()

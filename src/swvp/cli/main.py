@@ -306,12 +306,12 @@ def _cmd_predict(args) -> int:
     model, (predict, _) = _model_and_commands(args.model)
     if args.nbest is not None or args.constraints:
         from swvp.cli import reranking
-        from swvp.tasks import GraphDependencyParser, SequenceTagger
+        from swvp.tasks import GraphDependencyParser, SequenceTagger, TransitionDependencyParser
 
         reranking.check_nbest_args(args)
         if isinstance(model, SequenceTagger):
             return reranking.predict_tagger_nbest(model, args)
-        if isinstance(model, GraphDependencyParser):
+        if isinstance(model, (GraphDependencyParser, TransitionDependencyParser)):
             return reranking.predict_parser_nbest(model, args)
     return predict(model, args)
 

@@ -18,7 +18,7 @@ from dataclasses import replace as dc_replace
 
 
 def add_train_arguments(p) -> None:
-    p.add_argument("--base", required=True, help="the base model (a tagger or an Eisner parser, .npz)")
+    p.add_argument("--base", required=True, help="the base model (a tagger, a graph or a transition parser, .npz)")
     p.add_argument("--train", required=True, help="training data (the base model's format)")
     p.add_argument("--dev", help="development data (base weight, epochs / rounds)")
     p.add_argument("--k", type=int, default=16, help="k-best list length (default 16)")
@@ -36,8 +36,9 @@ def add_train_arguments(p) -> None:
 def _data(base, path, limit=None):
     """The base model's input read from ``path``: sentences (parser) or (words, labels) of a tagged corpus."""
     from swvp.tasks.graph_parser import GraphDependencyParser
+    from swvp.tasks.transition_parser import TransitionDependencyParser
 
-    if isinstance(base, GraphDependencyParser):
+    if isinstance(base, (GraphDependencyParser, TransitionDependencyParser)):
         from swvp.data.conllu import read_conllu
 
         sents = read_conllu(path, validate_trees=True).sentences
@@ -138,20 +139,24 @@ def _candidate(sent, rank: int, score: float):
 
 
 def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
-    """One CoNLL-U block per candidate (``column``: "heads" or a tag column); ``labeller`` (a parser) adds the
-    DEPREL of each candidate tree."""
+    """One CoNLL-U block per candidate (``column``: "heads" or a tag column); the DEPREL of each candidate tree are
+    its own (a transition parser's) or ``labeller``'s (a graph parser's)."""
     from swvp.data.conllu import ConlluCorpus, format_conllu
 
-    sents, values, cand_tags = [], [], []
+    sents, values, cand_tags, rels = [], [], [], []
     for i, (sent, nb) in enumerate(zip(corpus.sentences, nbest)):
         for j, (out, score) in enumerate(zip(nb.outputs, nb.scores)):
             sents.append(_candidate(sent, j + 1, score))
             values.append(out)
+            if nb.deprels is not None:
+                rels.append(nb.deprels[j])
             if tags is not None:
                 cand_tags.append(tags[i])
     expanded = ConlluCorpus(sents, corpus.path, 0, True)
     extra = {}
-    if labeller is not None and labeller.label_coef_ is not None:
+    if column == "heads" and all(nb.deprels is not None for nb in nbest):
+        extra["deprels"] = rels
+    elif labeller is not None and labeller.label_coef_ is not None:
         extra["deprels"] = labeller.predict_deprels(sents, values, tags=cand_tags if tags is not None else None)
     return format_conllu(expanded, **{column: values}, **extra)
 
@@ -205,13 +210,23 @@ def predict_tagger_nbest(model, args) -> int:
 
 
 def predict_parser_nbest(model, args) -> int:
-    """``swvp predict --nbest K`` / ``--constraints FILE`` for a parser model (heads; DEPREL by the labeller)."""
+    """``swvp predict --nbest K`` / ``--constraints FILE`` for a parser model (heads; DEPREL of a transition parser's
+    own trees, or by a graph parser's labeller)."""
     from swvp.cli.parsing import _tags
     from swvp.data.conllu import format_conllu, read_conllu
+    from swvp.tasks.transition_parser import TransitionDependencyParser
 
     corpus = read_conllu(args.input)
     tags = _tags(args, corpus)
     constraints = _constraints(args, "heads")
+    if isinstance(model, TransitionDependencyParser):
+        res = model.predict_nbest(corpus, tags=tags, k=args.nbest or 1, constraints=constraints)
+        if args.nbest:
+            text = _nbest_conllu(corpus, res, "heads")
+        else:
+            text = format_conllu(corpus, heads=[nb.outputs[0] for nb in res], deprels=[nb.deprels[0] for nb in res])
+        _write(text, args.output)
+        return 0
     res = model.predict(corpus, tags=tags, k=args.nbest, constraints=constraints)
     if args.nbest:
         text = _nbest_conllu(corpus, res, "heads", labeller=model, tags=tags)

@@ -1,15 +1,15 @@
 """Compiled driver of the synthetic Table-1 experiment (Dror & Reichart 2016 §6–7; ALGORITHMS.md §1.6).
 
 One call trains every learner of a dataset — CSP and SWVP with single-position JJ, each for up to T epochs over the
-same per-epoch orders — and scores both weightings (averaged and last iterate) on dev and test. It runs the same
-first-order exact-search perceptron as the learning engine (:mod:`swvp.learn.engine` ``train_epoch`` with
-:class:`~swvp.learn.ops.ExactSearch` on a :class:`~swvp.problems._chain_ops.ChainData`), composed from the same
-kernels in the same order — scores (:func:`~swvp.model._kernels.fill_scores`), Viterbi, margins
-(:func:`~swvp.model._kernels.score_difference`), SWVP's SetGamma (:func:`~swvp.learn._swvp.choose_gamma`) and the
-lazily averaged update (:func:`~swvp.model._kernels.add_delta`) — so weights, statistics and accuracies are the
-engine's bit for bit (tests/experiments/test_synthetic_kernels.py compares them), without the engine's per-example
-generality (search and structure dispatch, score-array views, beam and voted-log bookkeeping), which dominated the
-experiment's time.
+same per-epoch orders — and scores both weightings (averaged and last iterate) on dev and test. The learners share
+the per-epoch orders, so their weights are one (weight_size, L) table and each sentence is scored and Viterbi-decoded
+for all of them at once, in vector loops over learners (the lanes: :func:`_fill_lanes` and :func:`_viterbi_lanes`
+are ``fill_scores`` and ``viterbi1`` per lane, the same sums in the same order). Everything else is the learning
+engine's own code, called per learner on its lane: the exact-search perceptron's statistics and its update on a
+mistake (:func:`swvp.learn.engine.tally`, :func:`~swvp.learn.engine.update_fixed`: Collins' or SWVP's single-position
+update on the chain's operations, :mod:`swvp.problems._chain_ops`) and the
+lazy averaging (:func:`swvp.model._kernels.averaged_weights`) — so weights, statistics and accuracies are
+``Perceptron.train``'s bit for bit (tests/experiments/test_synthetic_kernels.py compares them).
 """
 
 from __future__ import annotations
@@ -18,21 +18,12 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
-from swvp.learn._codes import (
-    F_EPS,
-    N_STATS,
-    RULE_FULL,
-    STAT_BACKOFFS,
-    STAT_INVALID,
-    STAT_MISTAKES,
-    STAT_TOKENS,
-    STAT_TOKENS_WRONG,
-    STAT_UPDATES,
-    U_INCLUDE_EQUAL,
-    U_RULE,
-)
-from swvp.learn._swvp import choose_gamma
-from swvp.model._kernels import Accum, add_delta, score_difference
+from swvp.learn import ops
+from swvp.learn._codes import N_STATS, STAT_MISTAKES
+from swvp.learn.engine import Scratch, tally, update_fixed
+from swvp.learn.updates import UpdateCodes
+from swvp.model._kernels import Accum, averaged_weights
+from swvp.problems._chain_ops import ChainScores, chain_workspace
 
 #: Columns of the per-learner accuracy counts: correct tokens of (averaged, last) weights on (dev, test).
 AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
@@ -111,45 +102,6 @@ def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
 
 
 @njit(**NJIT)
-def _update(st, acc, cavg, rule_codes, rule_params, s0, y, z, n, E, T, mix, stats, idx, marg, s_idx, s_marg, gamma):
-    """Collins' update, or SWVP's with JJ_x = single positions (``learn._swvp.apply_update`` for a first-order
-    chain): margins of the mixed assignments m^{j}(z, y) from E/T, γ by ``choose_gamma``, CSP back-off."""
-    if rule_codes[U_RULE] == RULE_FULL:
-        add_delta(acc, cavg, 1.0, st, s0, y, z, 0, n, n)
-        return
-    include_equal = rule_codes[U_INCLUDE_EQUAL] == 1
-    eps = rule_params[F_EPS]
-    K = st.K
-    for p in range(n):
-        mix[p] = y[p]
-    m_all = 0
-    n_viol = 0
-    for k in range(n):
-        differs = z[k] != y[k]
-        mix[k] = z[k]
-        mg = score_difference(E, T, y, mix, k, k + 2, n, K, 1) if differs else 0.0
-        mix[k] = y[k]
-        if differs or include_equal:
-            idx[m_all] = k
-            marg[m_all] = mg
-            if mg <= eps:
-                n_viol += 1
-            m_all += 1
-    m, backoff = choose_gamma(idx, marg, m_all, n_viol, n, rule_codes, rule_params, stats, s_idx, s_marg, gamma)
-    if backoff:
-        stats[STAT_BACKOFFS] += 1
-        add_delta(acc, cavg, 1.0, st, s0, y, z, 0, n, n)
-        return
-    for q in range(m):
-        if gamma[q] > 0.0:
-            k = s_idx[q]
-            if z[k] != y[k]:
-                mix[k] = z[k]
-                add_delta(acc, cavg, gamma[q], st, s0, y, mix, k, k + 2, n)
-                mix[k] = y[k]
-
-
-@njit(**NJIT)
 def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
     """right[l] += tokens whose Viterbi label under lane l's weights equals the gold (``decode_corpus`` + compare)."""
     for s in range(st.offsets.shape[0] - 1):
@@ -167,14 +119,9 @@ def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
 
 @njit(**NJIT)
 def _averaged_lanes(W, U, c, out):
-    """out[:, l] = W[:, l] − U[:, l] / c[l] (``averaged_weights`` per lane; W itself where c[l] = 0)."""
-    L = W.shape[1]
-    inv = np.empty(L)
-    for ln in range(L):
-        inv[ln] = 1.0 / c[ln] if c[ln] > 0 else 0.0
-    for k in range(W.shape[0]):
-        for ln in range(L):
-            out[k, ln] = W[k, ln] - U[k, ln] * inv[ln] if c[ln] > 0 else W[k, ln]
+    """out[:, l] = the averaged weights of lane l (``averaged_weights``: W[:, l] − U[:, l] / c[l])."""
+    for ln in range(W.shape[1]):
+        averaged_weights(W[:, ln], U[:, ln], c[ln], out[:, ln])
 
 
 @njit(**NJIT)
@@ -208,15 +155,15 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
     best = np.empty(L, FLOAT)
     arg = np.zeros(L, INT)
     Z = np.zeros((L, maxlen), INT)
-    mix = np.zeros(maxlen, INT)
-    idx = np.zeros(maxlen + 1, INT)
-    s_idx = np.zeros(maxlen + 1, INT)
-    marg = np.zeros(maxlen + 1, FLOAT)
-    s_marg = np.zeros(maxlen + 1, FLOAT)
-    gamma = np.zeros(maxlen + 1, FLOAT)
+    width = maxlen + 1  # the engine's scratch: SWVP's sets and γ over single positions, no prefixes (exact search)
+    ws = chain_workspace(train.maxlen, K, 1, False)
+    scratch = Scratch(np.zeros((4, width), INT), np.zeros((5, width), FLOAT), np.zeros(0, INT), np.zeros(0, INT),
+                      np.zeros(0, INT))
+    no_sets = np.zeros(1, INT)
     no_log = np.zeros(0, INT)
     no_val = np.zeros(0, FLOAT)
     log_n = np.zeros(1, INT)
+    no_T2 = np.zeros((1, 1, 1, 1), FLOAT)
     c = np.zeros(L, INT)
     active = np.ones(L, np.bool_)
     right = np.zeros(L, INT)
@@ -233,28 +180,18 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
                 continue
             _fill_lanes(Wf, train, s0, n, L, E, T)
             _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z)
-            y = train.gold[s0:s0 + n]
             for ln in range(L):
                 if not active[ln]:
                     continue
-                st = stats[ln, e]
                 z = Z[ln]
-                wrong = 0
-                for i in range(n):
-                    if z[i] != y[i]:
-                        wrong += 1
-                st[STAT_TOKENS] += n
-                st[STAT_TOKENS_WRONG] += wrong
-                if wrong > 0:
-                    El = E[:, :, ln]
+                wrong = ops.count_errors(train, ws, s, z, n)
+                tally(stats[ln, e], n, wrong)
+                if wrong > 0:  # the reference of a chain is its gold labels
                     Tl = T[:, :, :, ln]
-                    st[STAT_MISTAKES] += 1
-                    st[STAT_UPDATES] += 1
-                    if score_difference(El, Tl, y, z, 0, n, n, K, 1) > rule_params[ln, F_EPS]:
-                        st[STAT_INVALID] += 1
-                    acc = Accum(W[:, ln], U[:, ln], no_log, no_val, log_n)
-                    _update(train, acc, float(c[ln]), rule_codes[ln], rule_params[ln], s0, y, z, n, El, Tl, mix, st,
-                            idx, marg, s_idx, s_marg, gamma)
+                    update_fixed(train, ws, ChainScores(E[:, :, ln], Tl, no_T2, Tl, no_T2, False),
+                                 UpdateCodes(rule_codes[ln], rule_params[ln], no_sets, no_log),
+                                 Accum(W[:, ln], U[:, ln], no_log, no_val, log_n), stats[ln, e], scratch, s,
+                                 train.gold[s0:s0 + n], z, n, float(c[ln]))
                 c[ln] += 1
         ran = active.copy()
         for ln in range(L):

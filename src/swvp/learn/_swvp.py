@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from swvp._config import FLOAT, INT, NJIT
+from swvp._config import FLOAT, INT, NJIT, NJIT_NO_ALLOC
 from swvp.learn import ops
 from swvp.learn._codes import (
     EMPTY_BACKOFF,
@@ -73,14 +73,63 @@ from swvp.learn._codes import (
 from swvp.learn.ops import Accum
 
 
-@njit(**NJIT)
-def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma):
+@njit(**NJIT_NO_ALLOC)
+def stable_order(key, m, order, tmp):
+    """``order[:m]`` = 0..m−1 sorted by ``key`` ascending, equal keys in index order (``np.argsort(key[:m],
+    kind="mergesort")``: a bottom-up merge sort, ``tmp`` int scratch of m entries; no allocation)."""
+    for i in range(m):
+        order[i] = i
+    width = 1
+    in_order = True  # the sorted runs are in ``order`` (else in ``tmp``)
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if in_order:
+                    a, b = order[i], order[j]
+                else:
+                    a, b = tmp[i], tmp[j]
+                if key[b] < key[a]:
+                    c = b
+                    j += 1
+                else:
+                    c = a
+                    i += 1
+                if in_order:
+                    tmp[k] = c
+                else:
+                    order[k] = c
+                k += 1
+            while i < mid or j < hi:
+                q = i if i < mid else j
+                c = order[q] if in_order else tmp[q]
+                if in_order:
+                    tmp[k] = c
+                else:
+                    order[k] = c
+                if i < mid:
+                    i += 1
+                else:
+                    j += 1
+                k += 1
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        for i in range(m):
+            order[i] = tmp[i]
+
+
+@njit(**NJIT_NO_ALLOC)
+def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma, work, order):
     """SetGamma over a working set S of ``m`` margins (ALGORITHMS.md §1.3); writes ``gamma[:m]``.
 
     WM: γ_J = |margin_J|^β / Σ|margin|^β (|margin| <= eps counts as 0). WMR: γ_J ∝ ((n − r_J)/n)^β, r_J the
     0-based rank of |margin_J| in descending order, margins within eps tied (mean of their raw values),
     n = m (``wmr_n`` = set) or ``n_jj`` (the paper's |JJ_x|), renormalised. All |margin| <= eps → uniform.
     ``ranks`` = SWVM reproduces the authors' code (|1 + margin|, 1-based ranks, divided by (n−1)/2).
+    ``work`` float (2, >= m) and ``order`` int (2, >= m) are scratch (no allocation).
     """
     if m == 0:
         return
@@ -104,40 +153,40 @@ def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma):
         for k in range(m):
             gamma[k] /= total
         return
+    key = work[0]
+    rank = order[0]
     if ranks == RANKS_DEFAULT:
-        a = np.empty(m)
         for k in range(m):
-            a[k] = -abs(margins[k])
-        order = np.argsort(a, kind="mergesort")  # descending |margin|, stable
+            key[k] = -abs(margins[k])
+        stable_order(key, m, rank, order[1])  # descending |margin|, stable
         n = float(m) if wmr_n != WMR_N_JJ else float(n_jj)
-        raw = np.empty(m)
+        raw = work[1]
         for r in range(m):
             raw[r] = ((n - r) / n) ** beta
         r = 0
         total = 0.0
         while r < m:
             e = r + 1
-            while e < m and abs(a[order[e]] - a[order[e - 1]]) <= eps:
+            while e < m and abs(key[rank[e]] - key[rank[e - 1]]) <= eps:
                 e += 1
             mean = 0.0
             for q in range(r, e):
                 mean += raw[q]
             mean /= e - r
             for q in range(r, e):
-                gamma[order[q]] = mean
+                gamma[rank[q]] = mean
                 total += mean
             r = e
         for k in range(m):
             gamma[k] /= total
         return
     # SWVM-compatible WMR (StatisticalGamma.calcWmrGamma): a compatibility option only
-    key = np.empty(m)
     for k in range(m):
         key[k] = abs(1.0 + margins[k])
-    order = np.argsort(key, kind="mergesort")
+    stable_order(key, m, rank, order[1])
     denom = (m - 1) / 2.0 if m > 1 else 1.0
     for i in range(m):
-        gamma[order[m - 1 - i]] = ((m - (i + 1)) / m) ** beta / denom
+        gamma[rank[m - 1 - i]] = ((m - (i + 1)) / m) ** beta / denom
 
 
 @njit(**NJIT)
@@ -294,7 +343,7 @@ def pa_gamma(G, margins, losses, m, gamma):
         gamma[j] = alpha[j] / total
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def select_set(idx, marg, m_all, n_viol, rule_codes, rule_params, stats, s_idx, s_marg):
     """The working set S of ALGORITHMS.md §1.3-§1.4 from I (``idx[:m_all]``, ``marg[:m_all]``, |I^v| = n_viol).
 
@@ -328,7 +377,7 @@ def select_set(idx, marg, m_all, n_viol, rule_codes, rule_params, stats, s_idx, 
     return m, backoff, balanced
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma):
     """Condition (2) of a balanced update, counted and optionally enforced (§1.4), then condition (1) counted;
     returns whether the update backs off to CSP (enforcing (2) failed)."""
@@ -382,19 +431,21 @@ def check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma)
     return backoff
 
 
-@njit(**NJIT)
-def choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, rule_params, stats, s_idx, s_marg, gamma):
+@njit(**NJIT_NO_ALLOC)
+def choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, rule_params, stats, s_idx, s_marg, gamma, work,
+                 order):
     """From the margins of the mixed assignments in I, the working set S and its WM/WMR γ (ALGORITHMS.md
-    §1.3-§1.5): :func:`select_set`, :func:`set_gamma`, :func:`check_conditions`; returns (|S|, backoff)."""
+    §1.3-§1.5): :func:`select_set`, :func:`set_gamma` (scratch ``work``, ``order``), :func:`check_conditions`;
+    returns (|S|, backoff)."""
     m, backoff, balanced = select_set(idx, marg, m_all, n_viol, rule_codes, rule_params, stats, s_idx, s_marg)
     if not backoff:
         set_gamma(s_marg, m, rule_codes[U_SCHEME], rule_params[F_BETA], n_jj, rule_codes[U_WMR_N],
-                  rule_codes[U_WMR_RANKS], rule_params[F_EPS], gamma)
+                  rule_codes[U_WMR_RANKS], rule_params[F_EPS], gamma, work, order)
         backoff = check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma)
     return m, backoff
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def n_mix_sets(jj_kind, jj_ptr, n):
     """|JJ_x| of a fixed JJ: n single positions, one full set, or the explicit sets."""
     if jj_kind == JJ_SINGLE:
@@ -405,11 +456,11 @@ def n_mix_sets(jj_kind, jj_ptr, n):
 
 
 # ------------------------------------------------------------------------------ per-example JJ (built per update)
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _open(st, ws, y, z, outs, src, kind, k, ptr, pos, n):
     """m^J of set k into the structure's mixed assignment: from the prediction z, or (src[k] = 1) from the
     constrained search's output outs[k]."""
-    if src[k] == 1:
+    if k < src.shape[0] and src[k] == 1:
         return ops.mix_set(st, ws, y, outs[k], kind, k, ptr, pos, n)
     return ops.mix_set(st, ws, y, z, kind, k, ptr, pos, n)
 
@@ -599,43 +650,14 @@ def gram(st, ws, y, z, outs, src, kind, ptr, pos, n, s, s_idx, m, size):
     return G
 
 
-@njit(**NJIT)
-def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
-    """The learner's update for reference y and prediction z ≠ y of example s, size n (a prefix length under
-    inexact search), with lazy averaging at example ``cavg``: Collins' w += ΔΦ(x, y, z), or SWVP (§1.5).
-
-    SWVP: margins of the mixed assignments come from the score arrays ``sc`` of the current weights; an empty I^v
-    (or, with ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``. ``scratch_i``
-    (2, W) and ``scratch_f`` (3, W) hold I, S and γ (W ≥ max(n, |JJ_x|)). Per-example JJ kinds build their sets
-    first (:func:`build_sets`); the loss and PA schemes also read each set's Hamming loss (and PA the Gram matrix).
-    """
-    rule_codes = upd.rule_codes
-    if rule_codes[U_RULE] == RULE_FULL:
-        ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
-        return
-    jj_kind = rule_codes[U_JJ]
-    scheme = rule_codes[U_SCHEME]
-    include_equal = rule_codes[U_INCLUDE_EQUAL] == 1
-    eps = upd.rule_params[F_EPS]
-    ops.mix_init(st, ws, y, n)
-    if jj_kind >= JJ_SPANS:
-        ptr, pos, src, outs, n_sets = build_sets(st, ws, sc, y, z, n, jj_kind, rule_codes[U_JJ_PARAM], stats)
-        kind = JJ_EXPLICIT
-    else:
-        ptr, pos = upd.jj_ptr, upd.jj_pos
-        n_sets = n_mix_sets(jj_kind, ptr, n)
-        src = np.zeros(0, INT)
-        outs = np.zeros((0, 1), INT)
-        kind = jj_kind
-    idx = scratch_i[0]  # set index of each member of I
-    marg = scratch_f[0]
+@njit(**NJIT_NO_ALLOC)
+def _margins(st, ws, sc, y, z, n, kind, ptr, pos, src, outs, n_sets, include_equal, eps, idx, marg):
+    """I: the sets of JJ_x whose mixed assignment differs from y (with ``include_equal``, every set, at margin 0
+    when it does not), their indices into ``idx`` and margins w·ΔΦ(x, y, m^J) into ``marg``; returns (|I|, |I^v|)."""
     m_all = 0
     n_viol = 0
     for k in range(n_sets):
-        if jj_kind >= JJ_SPANS:
-            lo, hi, differs = _open(st, ws, y, z, outs, src, kind, k, ptr, pos, n)
-        else:
-            lo, hi, differs = ops.mix_set(st, ws, y, z, kind, k, ptr, pos, n)
+        lo, hi, differs = _open(st, ws, y, z, outs, src, kind, k, ptr, pos, n)
         mg = ops.mix_margin(st, ws, sc, y, lo, hi, n) if differs else 0.0
         ops.mix_reset(st, ws, y, lo, hi, n)
         if differs or include_equal:
@@ -644,18 +666,99 @@ def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scrat
             if mg <= eps:
                 n_viol += 1
             m_all += 1
+    return m_all, n_viol
+
+
+@njit(**NJIT_NO_ALLOC)
+def _count_sets(stats, m_all, n_viol):
     stats[STAT_IV_SUM] += n_viol
     stats[STAT_I_SUM] += m_all
     if n_viol == 0:
         stats[STAT_EMPTY_IV] += 1
-    s_idx = scratch_i[1]
-    gamma = scratch_f[2]
-    if scheme < GAMMA_LOSS:
-        n_jj = n_sets if jj_kind >= JJ_SPANS else n  # the fixed kinds count n for wmr_n="jj" (as they always have)
-        m, backoff = choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, upd.rule_params, stats, s_idx,
-                                  scratch_f[1], gamma)
+
+
+@njit(**NJIT_NO_ALLOC)
+def _add_weighted(st, ws, acc, cavg, s, y, z, n, kind, ptr, pos, src, outs, s_idx, gamma, m):
+    """w += Σ_{J∈S} γ_J ΔΦ(x, y, m^J) with lazy averaging (the members of S with γ_J > 0)."""
+    for q in range(m):
+        if gamma[q] > 0.0:
+            lo, hi, differs = _open(st, ws, y, z, outs, src, kind, s_idx[q], ptr, pos, n)
+            if differs:
+                ops.mix_delta(st, ws, acc, cavg, gamma[q], s, y, lo, hi, n)
+            ops.mix_reset(st, ws, y, lo, hi, n)
+
+
+@njit(**NJIT_NO_ALLOC)
+def fixed_rule(upd):
+    """Whether the update rule is Collins' or SWVP over a fixed JJ (single, full, explicit sets) with WM/WMR γ:
+    the rules :func:`fixed_update` applies without allocating."""
+    rc = upd.rule_codes
+    return rc[U_RULE] == RULE_FULL or (rc[U_JJ] < JJ_SPANS and rc[U_SCHEME] < GAMMA_LOSS)
+
+
+@njit(**NJIT_NO_ALLOC)
+def fixed_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
+    """:func:`apply_update` for the rules of :func:`fixed_rule`, allocation-free and compiled without reference
+    counting (the engine runs it per update; the synthetic driver per learner and update). ``scratch_i`` int
+    (4, W) and ``scratch_f`` float (5, W), W ≥ max(n, |JJ_x|) + 1."""
+    rule_codes = upd.rule_codes
+    if rule_codes[U_RULE] == RULE_FULL:
+        ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
+        return
+    kind = rule_codes[U_JJ]
+    ops.mix_init(st, ws, y, n)
+    src = scratch_i[0, :0]  # fixed sets take every mixed assignment from the prediction
+    outs = scratch_i[:0]
+    m_all, n_viol = _margins(st, ws, sc, y, z, n, kind, upd.jj_ptr, upd.jj_pos, src, outs,
+                             n_mix_sets(kind, upd.jj_ptr, n), rule_codes[U_INCLUDE_EQUAL] == 1,
+                             upd.rule_params[F_EPS], scratch_i[0], scratch_f[0])
+    _count_sets(stats, m_all, n_viol)
+    s_idx, gamma = scratch_i[1], scratch_f[2]
+    m, backoff = choose_gamma(scratch_i[0], scratch_f[0], m_all, n_viol, n, rule_codes, upd.rule_params, stats, s_idx,
+                              scratch_f[1], gamma, scratch_f[3:], scratch_i[2:])
+    if backoff:
+        stats[STAT_BACKOFFS] += 1
+        ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
+        return
+    _add_weighted(st, ws, acc, cavg, s, y, z, n, kind, upd.jj_ptr, upd.jj_pos, src, outs, s_idx, gamma, m)
+
+
+@njit(**NJIT)
+def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f):
+    """The learner's update for reference y and prediction z ≠ y of example s, size n (a prefix length under
+    inexact search), with lazy averaging at example ``cavg``: Collins' w += ΔΦ(x, y, z), or SWVP (§1.5).
+
+    SWVP: margins of the mixed assignments come from the score arrays ``sc`` of the current weights; an empty I^v
+    (or, with ZERO_BACKOFF, all-zero margins) backs off to the CSP update, counted in ``stats``. ``scratch_i``
+    (4, W) and ``scratch_f`` (5, W) hold I, S, γ and SetGamma's scratch (W ≥ max(n, |JJ_x|) + 1). The rules of
+    :func:`fixed_rule` are :func:`fixed_update`'s; per-example JJ kinds build their sets first (:func:`build_sets`),
+    and the loss and PA schemes also read each set's Hamming loss (and PA the Gram matrix).
+    """
+    if fixed_rule(upd):
+        fixed_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scratch_f)
+        return
+    rule_codes = upd.rule_codes
+    jj_kind = rule_codes[U_JJ]
+    ops.mix_init(st, ws, y, n)
+    if jj_kind >= JJ_SPANS:
+        ptr, pos, src, outs, n_sets = build_sets(st, ws, sc, y, z, n, jj_kind, rule_codes[U_JJ_PARAM], stats)
+        kind = JJ_EXPLICIT
     else:
-        s_marg = scratch_f[1]
+        ptr, pos = upd.jj_ptr, upd.jj_pos
+        n_sets = n_mix_sets(jj_kind, ptr, n)
+        src = np.zeros(n_sets, INT)
+        outs = np.zeros((0, 1), INT)
+        kind = jj_kind
+    eps = upd.rule_params[F_EPS]
+    idx, marg = scratch_i[0], scratch_f[0]
+    m_all, n_viol = _margins(st, ws, sc, y, z, n, kind, ptr, pos, src, outs, n_sets,
+                             rule_codes[U_INCLUDE_EQUAL] == 1, eps, idx, marg)
+    _count_sets(stats, m_all, n_viol)
+    s_idx, s_marg, gamma = scratch_i[1], scratch_f[1], scratch_f[2]
+    if rule_codes[U_SCHEME] < GAMMA_LOSS:  # WM/WMR over per-example sets: |JJ_x| is their number
+        m, backoff = choose_gamma(idx, marg, m_all, n_viol, n_sets, rule_codes, upd.rule_params, stats, s_idx,
+                                  s_marg, gamma, scratch_f[3:], scratch_i[2:])
+    else:
         m, backoff, balanced = select_set(idx, marg, m_all, n_viol, rule_codes, upd.rule_params, stats, s_idx,
                                           s_marg)
         if not backoff:
@@ -664,7 +767,7 @@ def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scrat
             losses = np.empty(m)
             for q in range(m):
                 losses[q] = _hamming(st, ws, y, z, outs, src, kind, s_idx[q], ptr, pos, n)
-            if scheme == GAMMA_LOSS:
+            if rule_codes[U_SCHEME] == GAMMA_LOSS:
                 loss_gamma(s_marg, losses, m, upd.rule_params[F_BETA], eps, gamma)
             else:
                 G = gram(st, ws, y, z, outs, src, kind, ptr, pos, n, s, s_idx, m, acc.w.shape[0])
@@ -674,12 +777,4 @@ def apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch_i, scrat
         stats[STAT_BACKOFFS] += 1
         ops.delta(st, ws, acc, cavg, 1.0, s, y, z, n)
         return
-    for q in range(m):
-        if gamma[q] > 0.0:
-            if jj_kind >= JJ_SPANS:
-                lo, hi, differs = _open(st, ws, y, z, outs, src, kind, s_idx[q], ptr, pos, n)
-            else:
-                lo, hi, differs = ops.mix_set(st, ws, y, z, kind, s_idx[q], ptr, pos, n)
-            if differs:
-                ops.mix_delta(st, ws, acc, cavg, gamma[q], s, y, lo, hi, n)
-            ops.mix_reset(st, ws, y, lo, hi, n)
+    _add_weighted(st, ws, acc, cavg, s, y, z, n, kind, ptr, pos, src, outs, s_idx, gamma, m)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from swvp._config import FLOAT, INT, NJIT
+from swvp._config import FLOAT, INT, NJIT, NJIT_NO_ALLOC
 from swvp.learn import ops
 from swvp.learn._codes import (
     B_FULL,
@@ -42,12 +42,13 @@ from swvp.learn._codes import (
     U_JJ,
     U_RULE,
 )
-from swvp.learn._swvp import apply_update
+from swvp.learn._swvp import apply_update, fixed_rule, fixed_update
 from swvp.learn.ops import Accum, BeamSearch, Constraints, ExactSearch
 from swvp.learn.search import Beam, Exact
 from swvp.learn.selectors import select_step
 
-__all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "train_epoch", "update_on"]
+__all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "on_mistake", "tally", "train_epoch", "update_fixed",
+           "update_on"]
 
 
 #: Everything the search of one example reads besides its score arrays: the structure, its workspace, the search
@@ -58,9 +59,9 @@ Run = namedtuple("Run", ["st", "ws", "ss", "search", "scratch"])
 #: averaging state (:data:`~swvp.learn.ops.Accum`) and the statistics (STAT_* and the search's B_*).
 Epoch = namedtuple("Epoch", ["run", "upd", "acc", "stats", "search_stats"])
 
-#: Scratch of an epoch: SWVP's I and S (``sets`` int (2, W)), margins and γ (``values`` float (3, W)), and three
-#: prefix buffers of ``steps + 1`` entries: the prediction's prefix, the final output and a latent chain's
-#: gold-beam prefix.
+#: Scratch of an epoch: SWVP's I and S with SetGamma's sort (``sets`` int (4, W)), margins, γ and SetGamma's
+#: ranks (``values`` float (5, W)), and three prefix buffers of ``steps + 1`` entries: the prediction's prefix, the
+#: final output and a latent chain's gold-beam prefix.
 Scratch = namedtuple("Scratch", ["sets", "values", "prefix", "output", "gold_prefix"])
 
 
@@ -117,21 +118,60 @@ def _search_space(st, search):
     return None
 
 
-@njit(**NJIT)
-def update_on(ep, sc, s, y, z, n, cavg):
-    """One update on the pair (reference y, prediction z) of size n (a prefix length under inexact search): counted,
-    its invalidity (w·ΔΦ > eps, ALGORITHMS.md §2.4) counted, and the update rule applied with lazy averaging at
-    example ``cavg``; returns w·ΔΦ(x, y, z) before the update."""
-    st, ws = ep.run.st, ep.run.ws
-    ep.stats[STAT_UPDATES] += 1
+@njit(**NJIT_NO_ALLOC)
+def _open_update(st, ws, sc, upd, stats, s, y, z, n):
+    """An update's start: counted, the structure's set-up, and w·ΔΦ(x, y, z) before it (counted invalid when
+    > eps, ALGORITHMS.md §2.4)."""
+    stats[STAT_UPDATES] += 1
     ops.begin_update(st, ws, s, y, z, n)
     margin = ops.margin(st, ws, sc, y, z, n)
-    if margin > ep.upd.rule_params[F_EPS]:
-        ep.stats[STAT_INVALID] += 1
-    apply_update(st, ws, sc, ep.upd, ep.acc, cavg, s, y, z, n, ep.stats, ep.run.scratch.sets,
-                 ep.run.scratch.values)
+    if margin > upd.rule_params[F_EPS]:
+        stats[STAT_INVALID] += 1
+    return margin
+
+
+@njit(**NJIT_NO_ALLOC)
+def update_fixed(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg):
+    """:func:`update_on` for the rules of :func:`~swvp.learn._swvp.fixed_rule`, compiled without reference counting
+    (the synthetic driver calls it per learner)."""
+    margin = _open_update(st, ws, sc, upd, stats, s, y, z, n)
+    fixed_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch.sets, scratch.values)
     ops.end_update(st, ws, s, y, z, n)
     return margin
+
+
+@njit(inline="always", **NJIT)
+def update_on(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg):
+    """One update on the pair (reference y, prediction z) of example s, size n (a prefix length under inexact
+    search): counted, its invalidity counted, and the update rule ``upd`` applied with lazy averaging at example
+    ``cavg`` into ``acc``; returns w·ΔΦ(x, y, z) before the update."""
+    if fixed_rule(upd):
+        return update_fixed(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg)
+    margin = _open_update(st, ws, sc, upd, stats, s, y, z, n)
+    apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch.sets, scratch.values)
+    ops.end_update(st, ws, s, y, z, n)
+    return margin
+
+
+@njit(**NJIT_NO_ALLOC)
+def tally(stats, n, wrong):
+    """The statistics of one example's prediction: its tokens, the wrong ones, and whether it was a mistake."""
+    stats[STAT_TOKENS] += n
+    stats[STAT_TOKENS_WRONG] += wrong
+    if wrong > 0:
+        stats[STAT_MISTAKES] += 1
+
+
+@njit(inline="always", **NJIT)
+def on_mistake(st, ws, sc, upd, acc, stats, scratch, s, z, n, cavg):
+    """The exact-search perceptron's step on a mistake z of example s: the update on (reference, z), or a skip
+    (counted) when the reference is unreachable; returns the update count (0 or 1)."""
+    ok, y = ops.reference(st, ws, sc, s, z, n)
+    if not ok:
+        stats[STAT_SKIPPED] += 1
+        return 0
+    update_on(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg)
+    return 1
 
 
 def _learn_exact(ep, sc, s, n, cavg):
@@ -139,17 +179,10 @@ def _learn_exact(ep, sc, s, n, cavg):
     st, ws, stats = ep.run.st, ep.run.ws, ep.stats
     z = ops.decode(st, ws, sc, n)
     wrong = ops.count_errors(st, ws, s, z, n)
-    stats[STAT_TOKENS] += n
-    stats[STAT_TOKENS_WRONG] += wrong
+    tally(stats, n, wrong)
     if wrong == 0:
         return 0
-    stats[STAT_MISTAKES] += 1
-    ok, y = ops.reference(st, ws, sc, s, z, n)
-    if not ok:
-        stats[STAT_SKIPPED] += 1
-        return 0
-    update_on(ep, sc, s, y, z, n, cavg)
-    return 1
+    return on_mistake(st, ws, sc, ep.upd, ep.acc, stats, ep.run.scratch, s, z, n, cavg)
 
 
 def _learn_beam(ep, sc, s, n, cavg):
@@ -168,10 +201,7 @@ def _learn_beam(ep, sc, s, n, cavg):
     z = scratch.output
     ops.backtrack(st, ss, steps - 1, z)
     wrong = ops.count_errors(st, ws, s, z, n)
-    stats[STAT_TOKENS] += n
-    stats[STAT_TOKENS_WRONG] += wrong
-    if wrong > 0:
-        stats[STAT_MISTAKES] += 1
+    tally(stats, n, wrong)
     if not ok:  # an unreachable reference (latent chain, ALGORITHMS.md §7): counted, skipped
         stats[STAT_SKIPPED] += 1
         return 0
@@ -188,7 +218,7 @@ def _learn_beam(ep, sc, s, n, cavg):
         ops.backtrack(st, ss, i, zp)
         yg = ops.beam_gold(st, ss, y, i, scratch.gold_prefix)  # g_{i*}: y's prefix, or a latent chain's B⁺_{i*}[0]
         V = trace.top_score[i] - trace.gold_score[i]
-        margin = update_on(ep, sc, s, yg, zp, m, cavg)  # w·ΔΦ(g_{i*}, t_{i*}) before the update
+        margin = update_on(st, ws, sc, ep.upd, ep.acc, stats, scratch, s, yg, zp, m, cavg)  # w·ΔΦ(g, t) before
         if trace.top_is_gold[i] or V < -eps or margin > eps:
             search_stats[B_NONVIOL] += 1
         if abs(V + margin) > 1e-7 * (1.0 + abs(trace.top_score[i]) + abs(trace.gold_score[i])):
@@ -221,7 +251,7 @@ def new_run(st, search, jj_width):
     """The :data:`Run` of an epoch or a decoding pass: workspace, search buffers and scratch, allocated once."""
     steps = ops.n_steps(st, ops.max_size(st))
     width = max(steps + 1, jj_width)
-    scratch = Scratch(np.zeros((2, width), INT), np.zeros((3, width), FLOAT), np.zeros(steps + 1, INT),
+    scratch = Scratch(np.zeros((4, width), INT), np.zeros((5, width), FLOAT), np.zeros(steps + 1, INT),
                       np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
     return Run(st, ops.workspace(st, jj_width), search_space(st, search), search, scratch)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from swvp._config import EPS, FLOAT
+from swvp._config import EPS, FLOAT, INT
 from swvp.learn._codes import MODE_AGGRESSIVE
 from swvp.learn._swvp import loss_gamma, pa_dual, pa_gamma, set_gamma
 from swvp.learn.updates import _GAMMA, _MODE, _RANKS, _WMR_N, _pick
@@ -39,7 +39,8 @@ def gamma_weights(
         set_gamma(
             np.ascontiguousarray(margins[S]), S.shape[0], _pick(_GAMMA, scheme, "gamma"), float(beta),
             int(n_jj if n_jj is not None else margins.shape[0]), _pick(_WMR_N, wmr_n, "wmr_n"),
-            _pick(_RANKS, wmr_ranks, "wmr_ranks"), float(eps), gamma,
+            _pick(_RANKS, wmr_ranks, "wmr_ranks"), float(eps), gamma, np.zeros((2, S.shape[0])),
+            np.zeros((2, S.shape[0]), INT),
         )
     return S, gamma
 

@@ -96,12 +96,10 @@ def provides(cls, stub) -> bool:
     return cls in _PROVIDED.get(stub, ())
 
 
-def implements(stub, cls, inline: bool = False):
+def implements(stub, cls):
     """Register ``impl`` (a plain Python function with the stub's parameter names) as ``stub`` for ``cls`` tuples.
 
-    ``inline``: numba inlines the implementation into the engine's kernels at IR level (for the smallest operations:
-    each inlined operation is compiled again in every kernel that uses it). The stubs of :data:`NO_ALLOC` are
-    compiled without reference counting.
+    The stubs of :data:`NO_ALLOC` are compiled without reference counting.
     """
     def register(impl):
         def select(*args):
@@ -111,7 +109,7 @@ def implements(stub, cls, inline: bool = False):
             return None
         select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
         options = NJIT_NO_ALLOC if stub in NO_ALLOC else NJIT
-        overload(stub, jit_options=options, inline="always" if inline else "never")(select)
+        overload(stub, jit_options=options)(select)
         _PROVIDED.setdefault(stub, set()).add(cls)
         return impl
     return register
@@ -133,15 +131,13 @@ def _optional(stub, default) -> None:
 
 
 def register(cls, table: dict) -> None:
-    """Register every (stub → implementation) pair of ``table`` for structure tuples of class ``cls``.
-
-    The size queries are inlined at IR level. A required operation missing from ``table`` raises here, at import.
-    """
+    """Register every (stub → implementation) pair of ``table`` for structure tuples of class ``cls``; a required
+    operation missing from ``table`` raises here, at import."""
     missing = [s.__name__ for s in REQUIRED if s not in table and not (s is decode and beam_search in table)]
     if missing:
         raise TypeError(f"{cls.__name__} lacks the required structure operations {missing} (swvp.learn.ops)")
     for stub, impl in table.items():
-        implements(stub, cls, stub in _SIZES)(impl)
+        implements(stub, cls)(impl)
 
 
 def _stub(name: str):
@@ -186,7 +182,6 @@ backtrack = _stub("backtrack")
 #: What every structure registers (``decode`` may be left out by a structure searched by beam only).
 REQUIRED = (n_examples, example_size, max_size, workspace, scores, decode, count_errors, reference, margin, delta,
             mix_set, mix_margin, mix_delta, mix_reset, write_output)
-_SIZES = frozenset({n_examples, example_size, max_size, n_steps})
 
 #: Operations that neither allocate nor return arrays (they read and write arrays they are given and return
 #: scalars), compiled without reference counting for every structure: the engine runs them per example, update,

@@ -183,13 +183,43 @@ def _exits(fixed, w, lo, hi, target, n):
 
 
 @njit(**NJIT_NO_ALLOC)
+def _meets(fixed, w, target, stop, n):
+    """Whether the chain of fixed heads from word w meets ``target`` before ``stop`` or a free head."""
+    for _ in range(n):
+        w = fixed[w]
+        if w < 0 or w == stop:
+            return False
+        if w == target:
+            return True
+    return False
+
+
+@njit(**NJIT_NO_ALLOC)
+def _may_descend(fixed, y, u, n):
+    """Whether the fixed heads still let word y > u lie in u's subtree: y's chain of fixed heads meets u or ends free
+    without passing a word left of u or an ancestor of u (y itself included)."""
+    a = y
+    for _ in range(n + 1):
+        if _meets(fixed, u, a, -2, n):  # a is an ancestor of u
+            return False
+        h = fixed[a]
+        if h < 0 or h == u:
+            return True
+        if h < u:
+            return False
+        a = h
+    return True
+
+
+@njit(**NJIT_NO_ALLOC)
 def _shift_allowed(S, k, y, fixed, n):
     """Whether shifting word y onto the stack of state k leaves every fixed head reachable.
 
     Arc-standard reduces only the top two stack words, so a stack word u that must still connect below it (its
     fixed head lies left of it, or a stack word below it is fixed to it) leaves the stack only after every word
     above it has been reduced into its subtree: y's chain of fixed heads must then not leave the words right of u
-    before meeting u, and no stack word below u may be fixed into y's chain. A stack word v fixed to y is reduced
+    before meeting u, y must not be fixed above u, and no stack word below u may be fixed under y or one of y's
+    fixed ancestors (they would take it across u). A stack word v fixed to y is reduced
     into y only after every stack word above v has been: their chains must stay within v+1..y until they meet y.
     """
     r = k
@@ -208,17 +238,16 @@ def _shift_allowed(S, k, y, fixed, n):
             needs = fixed[S[q, F_NODE + N_H]] == u
             q = S[q, F_LEFT]
         if needs:
-            if _exits(fixed, y, u, n, u, n):
+            if not _may_descend(fixed, y, u, n):
                 return False
             q = below
-            while q >= 0 and S[q, F_DEPTH] > 0:
-                v = S[q, F_NODE + N_H]
-                w = v
-                for _ in range(n):  # v's chain of fixed heads must not meet y before u
+            while q >= 0 and S[q, F_DEPTH] > 0:  # no stack word below u may be fixed under y or y's ancestors
+                w = S[q, F_NODE + N_H]
+                for _ in range(n):
                     w = fixed[w]
                     if w < 0 or w == u:
                         break
-                    if w == y:
+                    if w == y or _meets(fixed, y, w, u, n):
                         return False
                 q = S[q, F_LEFT]
         r = S[r, F_LEFT]
