@@ -22,14 +22,5 @@ __all__ = ["chu_liu_edmonds"]
 
 def chu_liu_edmonds(arc_scores: np.ndarray, *, single_root: bool = True) -> np.ndarray:
     """Highest-scoring (possibly non-projective) tree: Chu & Liu 1965 / Edmonds 1967, ALGORITHMS.md §8.3, O(n³).
-
-    Parameters
-    ----------
-    arc_scores : (n+1, n+1) real array, ``arc_scores[h, m]`` = score of ``h -> m``; finite where used.
-    single_root : exactly one word attaches to ROOT (UD convention); ``False`` allows any number.
-
-    Returns
-    -------
-    heads : int64 ``(n+1,)``, ``heads[0] = -1``.
-    """
+    Arguments and result as :func:`swvp.inference.eisner.eisner` (``heads``: int64 ``(n+1,)``, ``heads[0] = -1``)."""
     return cle_heads(_as_arc_scores(arc_scores), bool(single_root))

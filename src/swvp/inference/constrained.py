@@ -8,7 +8,8 @@ can only fill a slot no allowed candidate wants; such items are trimmed from the
 
 Trees: ``fixed_heads`` is an int ``(n+1,)`` vector in the head-vector layout, ``-1`` = free, ``h`` = the head of
 that word is h (``fixed_heads[0] = -1``: ROOT). Every other head of a fixed word is scored ``-inf``
-(:func:`fix_heads`), which is exact for the Eisner kernels (they treat ``-inf`` as a forbidden arc).
+(:func:`fix_heads`), which is exact for the Eisner kernels (they treat ``-inf`` as a forbidden arc) and for
+Chu-Liu-Edmonds (it leaves ``-inf`` arcs out of the graph). The masks are :mod:`swvp.inference._kernels.mask`'s.
 
 No output satisfies the constraints (an all-False row, fixed heads that cross, form a cycle or give ROOT two
 children under ``single_root``, or ``-inf`` transitions that leave no path): every function raises ``ValueError``.
@@ -19,7 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from swvp._config import FLOAT, INT
+from swvp.inference._kernels.chu_liu_edmonds import kbest_cle_heads
 from swvp.inference._kernels.eisner import eisner_heads
+from swvp.inference._kernels.mask import fix_heads as _fix_heads
+from swvp.inference._kernels.mask import mask_labels
 from swvp.inference._kernels.viterbi import viterbi1
 from swvp.inference._kernels.viterbi2 import viterbi2 as _viterbi2_kernel
 from swvp.inference.beam import BeamTrace, beam_search
@@ -28,6 +32,7 @@ from swvp.inference.kbest import KBest, _check_k, _kbest_trees, kbest_sequences
 
 __all__ = [
     "constrained_beam_search",
+    "constrained_chu_liu_edmonds",
     "constrained_eisner",
     "constrained_kbest_eisner",
     "constrained_kbest_viterbi",
@@ -58,7 +63,7 @@ def mask_emissions(E: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     empty = np.flatnonzero(~allowed.any(axis=1))
     if empty.size:
         raise ValueError(f"{_NONE_SEQ}: position {int(empty[0])} allows no label")
-    E[~allowed] = -np.inf
+    mask_labels(E, np.ascontiguousarray(allowed), 0, E.shape[0])
     return E
 
 
@@ -177,9 +182,7 @@ def fix_heads(arc_scores: np.ndarray, fixed_heads: np.ndarray) -> np.ndarray:
     words = np.flatnonzero(fixed >= 0)
     if (fixed[words] == words).any():
         raise ValueError("a word cannot be its own head")
-    keep = arc[fixed[words], words]
-    arc[:, words] = -np.inf
-    arc[fixed[words], words] = keep
+    _fix_heads(arc, fixed[1:], 0, n1 - 1)
     return arc
 
 
@@ -192,6 +195,18 @@ def constrained_eisner(arc_scores: np.ndarray, fixed_heads: np.ndarray, *, singl
     if arc.shape[0] > 1 and not arc[heads[1:], np.arange(1, arc.shape[0])].sum() > -np.inf:
         raise ValueError(_NONE_TREE)
     return heads
+
+
+def constrained_chu_liu_edmonds(arc_scores: np.ndarray, fixed_heads: np.ndarray, *,
+                                single_root: bool = True) -> np.ndarray:
+    """Best tree (possibly non-projective) whose fixed words have their fixed heads:
+    :func:`~swvp.inference.chu_liu_edmonds.chu_liu_edmonds` on :func:`fix_heads`. Returns int64 heads (n+1,); raises
+    ``ValueError`` if no tree fits (fixed heads that form a cycle, or give ROOT two children under ``single_root``)."""
+    arc = fix_heads(arc_scores, fixed_heads)
+    heads = np.empty((1, arc.shape[0]), INT)
+    if kbest_cle_heads(arc, bool(single_root), 1, heads, np.empty(1, FLOAT)) == 0:
+        raise ValueError("no tree satisfies the fixed heads")
+    return heads[0]
 
 
 def constrained_kbest_eisner(

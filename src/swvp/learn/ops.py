@@ -65,13 +65,13 @@ return arrays, and every structure's implementation of them is compiled without 
 
 from __future__ import annotations
 
-import inspect
 from collections import namedtuple
 
-from numba import types
-from numba.extending import overload
+from numba import njit
 
 from swvp._config import NJIT, NJIT_NO_ALLOC
+from swvp._dispatch import register_for
+from swvp._dispatch import stub as _make_stub
 from swvp.learn._codes import JJ_SINGLE
 from swvp.model._kernels import Accum  # noqa: F401 — the averaging state every ``delta`` writes
 
@@ -102,14 +102,7 @@ def implements(stub, cls):
     The stubs of :data:`NO_ALLOC` are compiled without reference counting.
     """
     def register(impl):
-        def select(*args):
-            st = args[0]
-            if isinstance(st, types.BaseNamedTuple) and st.instance_class is cls:
-                return impl
-            return None
-        select.__signature__ = inspect.signature(impl)  # numba checks the typer's parameters against impl's
-        options = NJIT_NO_ALLOC if stub in NO_ALLOC else NJIT
-        overload(stub, jit_options=options)(select)
+        register_for(stub, impl, NJIT_NO_ALLOC if stub in NO_ALLOC else NJIT, lambda c: c is cls)
         _PROVIDED.setdefault(stub, set()).add(cls)
         return impl
     return register
@@ -121,13 +114,7 @@ def _optional(stub, default) -> None:
     Selection happens when a kernel is typed, after every structure module has registered at import, so exactly one
     of the overloads of ``stub`` accepts a given structure type.
     """
-    def select(*args):
-        st = args[0]
-        if isinstance(st, types.BaseNamedTuple) and not provides(st.instance_class, stub):
-            return default
-        return None
-    select.__signature__ = inspect.signature(default)
-    overload(stub, jit_options=NJIT_NO_ALLOC if stub in NO_ALLOC else NJIT)(select)
+    register_for(stub, default, NJIT_NO_ALLOC if stub in NO_ALLOC else NJIT, lambda c: not provides(c, stub))
 
 
 def register(cls, table: dict) -> None:
@@ -141,10 +128,7 @@ def register(cls, table: dict) -> None:
 
 
 def _stub(name: str):
-    def stub(*args):
-        raise NotImplementedError(f"{name} is a compiled structure operation; call it from a kernel")
-    stub.__name__ = stub.__qualname__ = name
-    return stub
+    return _make_stub(name, "structure operation")
 
 
 # required
@@ -202,28 +186,33 @@ def _default_mix_init(st, ws, y, n):
     return
 
 
-def _default_jj_groups(st, ws, y, z, n, merge, ptr, pos):
-    """Maximal runs of consecutive positions whose single-position mixed assignment differs from y (``ws``'s
-    mixed assignment must hold y, as after ``mix_init``; ``merge`` is ignored)."""
+@njit(**NJIT_NO_ALLOC)
+def group_runs(pos, q, gap, ptr):
+    """The sorted positions ``pos[:q]`` as runs: a run ends where ``gap`` or more positions not in ``pos`` follow;
+    the runs as a CSR over ``pos`` (``ptr[:g+1]``); returns g."""
     g = 0
-    q = 0
     ptr[0] = 0
-    last = -2
-    for k in range(n):
-        lo, hi, differs = mix_set(st, ws, y, z, JJ_SINGLE, k, ptr, pos, n)
-        mix_reset(st, ws, y, lo, hi, n)
-        if differs:
-            if k != last + 1:
-                if q > 0:
-                    g += 1
-                    ptr[g] = q
-            pos[q] = k
-            q += 1
-            last = k
+    for t in range(1, q):
+        if pos[t] - pos[t - 1] - 1 >= gap:
+            g += 1
+            ptr[g] = t
     if q > 0:
         g += 1
         ptr[g] = q
     return g
+
+
+def _default_jj_groups(st, ws, y, z, n, merge, ptr, pos):
+    """Maximal runs of consecutive positions whose single-position mixed assignment differs from y (``ws``'s
+    mixed assignment must hold y, as after ``mix_init``; ``merge`` is ignored)."""
+    q = 0
+    for k in range(n):
+        lo, hi, differs = mix_set(st, ws, y, z, JJ_SINGLE, k, ptr, pos, n)
+        mix_reset(st, ws, y, lo, hi, n)
+        if differs:
+            pos[q] = k
+            q += 1
+    return group_runs(pos, q, 1, ptr)
 
 
 def _default_mix_search(st, ws, sc, y, free, n_free, n, out):

@@ -88,6 +88,38 @@ def beam_workspace(K, order, width):
     return BeamWork(np.empty(S, FLOAT), np.empty((3, S), INT), np.empty(m, INT))
 
 
+@njit(inline="always", **NJIT)
+def parent_state(labels, parents, scores, i, j, order, K):
+    """Item j of B_{i−1} as a parent at step i: its last label p, the label before pp (START = K), its score, and
+    its state key (START's at i = 0)."""
+    if i == 0:
+        return K, K, 0.0, K if order == 1 else K * (K + 1) + K
+    p = labels[i - 1, j]
+    pp = K
+    if order == 2 and i >= 2:
+        pp = labels[i - 2, parents[i - 1, j]]
+    return p, pp, scores[i - 1, j], p if order == 1 else p * (K + 1) + pp
+
+
+@njit(inline="always", **NJIT)
+def extend(E, T1, T2, order, K, i, p, pp, ps, y):
+    """The candidate of label y at step i from a parent (p, pp, score ps): its prefix score (the sums of Viterbi, in
+    its order) and its state key."""
+    if order == 1:
+        return ps + E[i, y] + T1[i, p, y], y
+    return ps + E[i, y] + T2[i, pp, p, y], y * (K + 1) + p
+
+
+@njit(inline="always", **NJIT)
+def force_gold(labels, parents, scores, is_gold, i, g, gs):
+    """B_i = [g_i], the gold prefix forced (LaSO restart, S1 §7); returns the beam's size, 1."""
+    labels[i, 0] = g
+    parents[i, 0] = -1 if i == 0 else 0
+    scores[i, 0] = gs
+    is_gold[i, 0] = True
+    return 1
+
+
 @njit(**NJIT)
 def offer(cand, M, key, s, j, pkey, ws_f, ws_i):
     """Candidate state ``key`` with prefix score s from item j of the previous beam (its state key ``pkey``): a new
@@ -158,37 +190,16 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
         else:
             gold_score[i] = np.nan
         if i < start_step:
-            # Forced gold prefix: B_i = [g_i].
-            labels[i, 0] = gold[i]
-            parents[i, 0] = -1 if i == 0 else 0
-            scores[i, 0] = gs
-            is_gold[i, 0] = True
-            h = 1
+            h = force_gold(labels, parents, scores, is_gold, i, gold[i], gs)
         else:
             # Expand every item of B_{i-1} by every label, merging equivalent candidates.
             M = 0
             n_par = 1 if i == 0 else sizes[i - 1]
             for j in range(n_par):
-                if i == 0:
-                    p = K
-                    pp = K
-                    ps = 0.0
-                    pg = has_gold
-                else:
-                    p = labels[i - 1, j]
-                    ps = scores[i - 1, j]
-                    pg = is_gold[i - 1, j]
-                    pp = K
-                    if order == 2 and i >= 2:
-                        pp = labels[i - 2, parents[i - 1, j]]
-                pkey = p if order == 1 else p * (K + 1) + pp
+                p, pp, ps, pkey = parent_state(labels, parents, scores, i, j, order, K)
+                pg = has_gold if i == 0 else is_gold[i - 1, j]
                 for y in range(K):
-                    if order == 1:
-                        s = ps + E[i, y] + T1[i, p, y]
-                        key = y
-                    else:
-                        s = ps + E[i, y] + T2[i, pp, p, y]
-                        key = y * (K + 1) + p
+                    s, key = extend(E, T1, T2, order, K, i, p, pp, ps, y)
                     M, take = offer(ws_tmp, M, key, s, j, pkey, ws_f, ws_i)
                     if take:
                         ws_i[2, key] = 1 if (pg and y == gold[i]) else 0

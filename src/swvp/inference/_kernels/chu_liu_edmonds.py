@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
+from swvp.inference._kernels.heads import new_heads, tree_arc_score
 
 
 @njit(**NJIT)
@@ -39,11 +40,8 @@ def cle_heads(arc_scores, single_root):
     tree rooted at 0 (any number of root words, or exactly one with ``single_root``).
     """
     N = arc_scores.shape[0]
-    n = N - 1
-    heads = np.empty(N, dtype=INT)
-    heads[:] = 0
-    heads[0] = -1
-    if n <= 1:
+    heads = new_heads(N)
+    if N <= 2:
         return heads
     M = 2 * N  # at most N - 2 contractions, each adding one node
     ws = np.zeros((M, M), dtype=FLOAT)  # score part of an arc weight
@@ -159,15 +157,6 @@ def cle_heads(arc_scores, single_root):
     for v in range(1, N):
         heads[v] = par[v]
     return heads
-
-
-@njit(**NJIT)
-def tree_arc_score(arc_scores, heads, n):
-    """Σ_{m=1..n} arc_scores[heads[m], m] (−inf when the tree uses a forbidden arc)."""
-    total = 0.0
-    for m in range(1, n + 1):
-        total += arc_scores[heads[m], m]
-    return total
 
 
 @njit(**NJIT)

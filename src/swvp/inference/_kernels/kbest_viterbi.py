@@ -1,11 +1,10 @@
 """Exact k-best first- and second-order Viterbi kernels (njit, arrays and scalars only).
 
-Lazy k-best over the trellis, Huang & Chiang 2005, Algorithm 3: the 1-best pass is the 1-best decoder's own forward
-pass (:func:`~swvp.inference._kernels.viterbi.viterbi1`, :func:`~swvp.inference._kernels.viterbi2.viterbi2`), so
-rank 0 of every node is bitwise the 1-best decoder's value and candidate 1 is its output. Ranks >= 1 of a node are
-computed on demand from a heap of candidates ``(parent q, parent rank r)``; when a node's derivation ``(q, r)`` is
-taken, its single successor ``(q, r + 1)`` is pushed, which demands rank ``r + 1`` of the parent (an explicit stack
-replaces the paper's recursion).
+Lazy k-best over the trellis (the core: :mod:`swvp.inference._kernels.lazy_kbest`, Huang & Chiang 2005,
+Algorithm 3): the 1-best pass is the 1-best decoder's own forward pass
+(:func:`~swvp.inference._kernels.viterbi.viterbi1`, :func:`~swvp.inference._kernels.viterbi2.viterbi2`), so rank 0
+of every node is bitwise the 1-best decoder's value and candidate 1 is its output. A node's hyperedges are its
+parents q, each with one tail: a derivation ``(q, r)`` takes rank r of parent q.
 
 Factorisation as in the 1-best decoders (START = K). Nodes are ``(layer i, a, b)``:
 
@@ -27,73 +26,19 @@ not a derivation and is never returned, so fewer than k sequences (possibly none
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
+from swvp.inference._kernels import lazy_kbest as lazy
 from swvp.inference._kernels.viterbi import viterbi1
 from swvp.inference._kernels.viterbi2 import viterbi2
 
-
-@njit(inline="always", **NJIT)
-def _above(k1, c1, k2, c2):
-    """Heap order: higher key first, then the smaller code (the tie-break)."""
-    return k1 > k2 or (k1 == k2 and c1 < c2)
-
-
-@njit(inline="always", **NJIT)
-def heap_push(hk, hc, s, size, key, code):
-    """Push ``(key, code)`` on the max-heap in row ``s`` of ``hk``/``hc`` holding ``size`` items; returns size + 1."""
-    c = size
-    while c > 0:
-        par = (c - 1) >> 1
-        if _above(key, code, hk[s, par], hc[s, par]):
-            hk[s, c] = hk[s, par]
-            hc[s, c] = hc[s, par]
-            c = par
-        else:
-            break
-    hk[s, c] = key
-    hc[s, c] = code
-    return size + 1
-
-
-@njit(inline="always", **NJIT)
-def _sift_down(hk, hc, s, size, c):
-    key = hk[s, c]
-    code = hc[s, c]
-    while True:
-        ch = 2 * c + 1
-        if ch >= size:
-            break
-        if ch + 1 < size and _above(hk[s, ch + 1], hc[s, ch + 1], hk[s, ch], hc[s, ch]):
-            ch += 1
-        if _above(hk[s, ch], hc[s, ch], key, code):
-            hk[s, c] = hk[s, ch]
-            hc[s, c] = hc[s, ch]
-            c = ch
-        else:
-            break
-    hk[s, c] = key
-    hc[s, c] = code
-
-
-@njit(inline="always", **NJIT)
-def heapify(hk, hc, s, size):
-    """Make the first ``size`` items of row ``s`` a max-heap (bottom-up, O(size))."""
-    for c in range((size - 2) // 2, -1, -1):
-        _sift_down(hk, hc, s, size, c)
-
-
-@njit(inline="always", **NJIT)
-def heap_pop(hk, hc, s, size):
-    """Drop the top of the max-heap in row ``s`` (read it first); returns size - 1."""
-    size -= 1
-    if size > 0:
-        hk[s, 0] = hk[s, size]
-        hc[s, 0] = hc[s, size]
-        _sift_down(hk, hc, s, size, 0)
-    return size
+#: The trellis as a graph of the lazy k-best core: the score arrays, the Viterbi chart (``delta``, ``bp``) with its
+#: END layers, L layers of A × K nodes, and F, the first layer whose nodes have more than one derivation.
+ChainGraph = namedtuple("ChainGraph", ["E", "T1", "T2", "order", "n", "K", "delta", "bp", "L", "A", "F"])
 
 
 @njit(inline="always", **NJIT)
@@ -108,14 +53,46 @@ def _parent(order, n, i, a, b, q):
     return n, 0, q
 
 
-@njit(inline="always", **NJIT)
-def _edge(order, n, T1, T2, i, a, b, q, s):
-    """Key of a candidate: parent score ``s`` plus the edge weight (END layers add nothing)."""
-    if i >= n:
-        return s
-    if order == 1:
-        return s + T1[i, q, b]
-    return s + T2[i, q, a, b]
+def _n_slots(g):
+    return g.L * g.A * g.K
+
+
+def _slot(g, i, a, b):
+    return (i * g.A + a) * g.K + b
+
+
+def _leaf(g, i, a, b):
+    return i < g.F
+
+
+def _best(g, i, a, b):
+    return g.delta[i, a, b], g.bp[i, a, b]
+
+
+def _edges(g, i, a, b):
+    return 0, g.K
+
+
+def _tails(g, i, a, b, q):
+    pi, pa, pb = _parent(g.order, g.n, i, a, b, q)
+    return False, pi, pa, pb, 0, 0, 0
+
+
+def _key(g, i, a, b, q, v1, v2):
+    """The parent's value plus the edge weight (END layers add nothing), before the node's own emission."""
+    if i >= g.n:
+        return v1
+    if g.order == 1:
+        return v1 + g.T1[i, q, b]
+    return v1 + g.T2[i, q, a, b]
+
+
+def _value(g, i, a, b, kc):
+    return kc + g.E[i, b] if i < g.n else kc
+
+
+lazy.register(ChainGraph, {lazy.n_slots: _n_slots, lazy.slot: _slot, lazy.leaf: _leaf, lazy.best: _best,
+                           lazy.edges: _edges, lazy.tails: _tails, lazy.key: _key, lazy.value: _value})
 
 
 @njit(**NJIT)
@@ -160,99 +137,12 @@ def _chain(E, T1, T2, order, n, K, k, labels, scores):
         bp[n + 1, 0, 0] = arg
     if not best > ninf:
         return 0
-
-    # Node pool: at most k-1 nodes per layer are ever opened (each of the k-1 ranks demanded at END demands at most
-    # one new rank per layer below), plus END.
-    M = (L - 1) * (k - 1) + 1
-    slot = np.full((L, A, K), -1, INT)
-    hk = np.empty((M, K), FLOAT)  # candidate heaps: at most K items each (one per parent)
-    hc = np.empty((M, K), INT)
-    hs = np.zeros(M, INT)
-    lk = np.empty((M, k), FLOAT)  # ranked derivations: score and code q * k + r
-    lc = np.empty((M, k), INT)
-    cnt = np.zeros(M, INT)
-    done = np.zeros(M, np.bool_)
-    pushed = np.zeros(M, np.bool_)  # successor of the last ranked derivation already pushed
-    nslots = 0
-    stack = np.empty((L + 1, 4), INT)
-    stack[0, 0] = L - 1
-    stack[0, 1] = 0
-    stack[0, 2] = 0
-    stack[0, 3] = k - 1
-    top = 1
-    while top > 0:
-        i = stack[top - 1, 0]
-        a = stack[top - 1, 1]
-        b = stack[top - 1, 2]
-        m = stack[top - 1, 3]
-        if m == 0 or i < F:
-            top -= 1
-            continue
-        s = slot[i, a, b]
-        if s < 0:
-            if nslots == M:
-                raise RuntimeError("k-best node pool exhausted (bound violated)")
-            s = nslots
-            nslots += 1
-            slot[i, a, b] = s
-            q0 = bp[i, a, b]
-            lk[s, 0] = delta[i, a, b]
-            lc[s, 0] = q0 * k
-            cnt[s] = 1
-            # Rank-0 candidates of the other parents (the forward pass's sums, recomputed), then heapify: O(K).
-            size = 0
-            for q in range(K):
-                if order == 1:
-                    key = delta[i - 1, 0, q] + T1[i, q, b] if i < n else delta[n - 1, 0, q]
-                elif i < n:
-                    key = delta[i - 1, q, a] + T2[i, q, a, b]
-                else:
-                    key = delta[n - 1, q, b] if i == n else delta[n, 0, q]
-                if q != q0 and key > ninf:
-                    hk[s, size] = key
-                    hc[s, size] = q * k
-                    size += 1
-            heapify(hk, hc, s, size)
-            hs[s] = size
-        if cnt[s] > m or done[s]:
-            top -= 1
-            continue
-        if not pushed[s]:
-            c = lc[s, cnt[s] - 1]
-            q = c // k
-            r = c % k + 1
-            pi, pa, pb = _parent(order, n, i, a, b, q)
-            if pi < F or r >= k:
-                pushed[s] = True  # no rank r there (or a rank no list of k can use)
-            else:
-                su = slot[pi, pa, pb]
-                if su >= 0 and cnt[su] > r:
-                    key = _edge(order, n, T1, T2, i, a, b, q, lk[su, r])
-                    if key > ninf:
-                        hs[s] = heap_push(hk, hc, s, hs[s], key, q * k + r)
-                    pushed[s] = True
-                elif su >= 0 and done[su]:
-                    pushed[s] = True
-                else:
-                    stack[top, 0] = pi
-                    stack[top, 1] = pa
-                    stack[top, 2] = pb
-                    stack[top, 3] = r
-                    top += 1
-                    continue
-        if hs[s] == 0:
-            done[s] = True
-            top -= 1
-            continue
-        key = hk[s, 0]
-        c = hc[s, 0]
-        hs[s] = heap_pop(hk, hc, s, hs[s])
-        lk[s, cnt[s]] = key + E[i, b] if i < n else key
-        lc[s, cnt[s]] = c
-        cnt[s] += 1
-        pushed[s] = False
-
-    s_end = slot[L - 1, 0, 0]
+    # At most k-1 nodes per layer are ever opened (each of the k-1 ranks demanded at END demands at most one new
+    # rank per layer below), plus END; a node's heap holds at most one candidate per parent.
+    g = ChainGraph(E, T1, T2, order, n, K, delta, bp, L, A, F)
+    slots, lk, lc, cnt = lazy.lazy_kbest(g, L - 1, 0, 0, k, (L - 1) * (k - 1) + 1, K, L + 1)
+    kk = k * k
+    s_end = slots[lazy.slot(g, L - 1, 0, 0)]
     found = 1 if s_end < 0 else cnt[s_end]
     for j in range(found):
         scores[j] = best if j == 0 else lk[s_end, j]
@@ -264,9 +154,9 @@ def _chain(E, T1, T2, order, n, K, k, labels, scores):
             if r == 0:
                 q = bp[i, a, b]
             else:
-                c = lc[slot[i, a, b], r]
-                q = c // k
-                r = c % k
+                c = lc[slots[lazy.slot(g, i, a, b)], r]
+                q = c // kk
+                r = (c // k) % k
             i, a, b = _parent(order, n, i, a, b, q)
             if i < n:
                 labels[j, i] = b

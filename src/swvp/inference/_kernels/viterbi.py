@@ -13,6 +13,14 @@ from swvp._config import NJIT_NO_ALLOC
 
 
 @njit(**NJIT_NO_ALLOC)
+def follow(bp, n, last, out):
+    """The label sequence ending in ``last`` at position n − 1, by the back-pointers ``bp[i, y]``, into ``out[:n]``."""
+    out[n - 1] = last
+    for i in range(n - 1, 0, -1):
+        out[i - 1] = bp[i, out[i]]
+
+
+@njit(**NJIT_NO_ALLOC)
 def viterbi1(E, T, n, K, out, delta, bp):
     """Write the argmax sequence of the first ``n`` rows of ``E`` (n, K) / ``T`` (n, K+1, K) into ``out[:n]``.
 
@@ -39,7 +47,5 @@ def viterbi1(E, T, n, K, out, delta, bp):
         if delta[n - 1, y] > best:
             best = delta[n - 1, y]
             arg = y
-    out[n - 1] = arg
-    for i in range(n - 1, 0, -1):
-        out[i - 1] = bp[i, out[i]]
+    follow(bp, n, arg, out)
     return best
