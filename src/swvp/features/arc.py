@@ -60,15 +60,10 @@ _TAGS = ("upos", "xpos")
 _WORDS = ("form", "lemma")
 
 
-@dataclass
-class ArcData:
-    """Sentences as atoms: ``atoms`` int64 ``(n_words + n_sentences, N_ATOMS)``, ``offsets`` int64 over words.
+class WordOffsets:
+    """Sentences delimited by ``offsets`` over their words (DESIGN.md principle 6): sentence s holds the words
+    ``offsets[s] .. offsets[s+1] − 1``."""
 
-    Sentence s has ``n = offsets[s+1] − offsets[s]`` words; its rows start at ``offsets[s] + s`` (the ROOT row),
-    then words 1..n (DESIGN.md principle 6: flat arrays plus offsets).
-    """
-
-    atoms: np.ndarray
     offsets: np.ndarray
 
     @property
@@ -83,6 +78,18 @@ class ArcData:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+
+@dataclass
+class ArcData(WordOffsets):
+    """Sentences as atoms: ``atoms`` int64 ``(n_words + n_sentences, N_ATOMS)``, ``offsets`` int64 over words.
+
+    Sentence s has ``n = offsets[s+1] − offsets[s]`` words; its rows start at ``offsets[s] + s`` (the ROOT row),
+    then words 1..n (DESIGN.md principle 6: flat arrays plus offsets).
+    """
+
+    atoms: np.ndarray
+    offsets: np.ndarray
+
     def base(self, s: int) -> int:
         """Row of sentence s's ROOT."""
         return int(self.offsets[s]) + s
@@ -96,6 +103,16 @@ class ArcData:
         rows = [np.arange(self.base(s), self.base(s) + n + 1) for s, n in zip(index.tolist(), lens.tolist())]
         atoms = self.atoms[np.concatenate(rows)] if rows else self.atoms[:0]
         return ArcData(np.ascontiguousarray(atoms), offsets)
+
+
+def word_offsets(sentences: list) -> np.ndarray:
+    """Offsets (n_sentences + 1,) over the words of ``sentences``; a sentence without words is refused."""
+    lens = np.fromiter((len(sentence_column(s, "forms")) for s in sentences), INT, len(sentences))
+    if lens.size and lens.min() < 1:
+        raise ValueError("every sentence needs at least one word")
+    offsets = np.zeros(len(sentences) + 1, INT)
+    np.cumsum(lens, out=offsets[1:])
+    return offsets
 
 
 def sentence_column(sent, name: str) -> list[str]:
@@ -200,11 +217,7 @@ class ArcFeatures:
         if self.vocab is None:
             raise ValueError("ArcFeatures used before fit")
         sentences = list(sentences)
-        lens = np.fromiter((len(sentence_column(s, "forms")) for s in sentences), INT, len(sentences))
-        if lens.size and lens.min() < 1:
-            raise ValueError("every sentence needs at least one word")
-        offsets = np.zeros(len(sentences) + 1, INT)
-        np.cumsum(lens, out=offsets[1:])
+        offsets = word_offsets(sentences)
         words = self._words(sentences)
         tags = self._tags(sentences)
         if len(tags) != len(words):

@@ -48,7 +48,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _transition_kernels as K
-from swvp.features.arc import checked_tag_features, sentence_column, tag_column
+from swvp.features.arc import WordOffsets, checked_tag_features, sentence_column, tag_column, word_offsets
 from swvp.features.hashing import feature_index
 
 __all__ = ["LABEL_TEMPLATES", "TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row",
@@ -203,7 +203,7 @@ def feature_row(template_id: int, atoms: Sequence[int], bits: int) -> int:
 
 # ------------------------------------------------------------------------------------------------- loader
 @dataclass
-class TransitionData:
+class TransitionData(WordOffsets):
     """Sentences as atoms: ``words``/``tags`` int64 (n_tokens,), ``offsets`` int64 (n_sentences + 1,).
 
     Sentence s is tokens ``offsets[s] .. offsets[s+1] − 1`` (word p at ``offsets[s] + p − 1``). ``heads`` and
@@ -216,18 +216,6 @@ class TransitionData:
     offsets: np.ndarray
     heads: np.ndarray | None = None
     labels: np.ndarray | None = None
-
-    @property
-    def n_sentences(self) -> int:
-        return int(self.offsets.shape[0] - 1)
-
-    @property
-    def n_words(self) -> int:
-        return int(self.offsets[-1])
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
 
     def head_vector(self, s: int) -> np.ndarray:
         """Gold heads of sentence s as a head vector (n + 1,), ``[0] = −1``."""
@@ -291,11 +279,7 @@ class TransitionFeatures:
         if self.vocab is None:
             raise ValueError("TransitionFeatures used before fit")
         sentences = list(sentences)
-        lens = np.fromiter((len(sentence_column(s, "forms")) for s in sentences), INT, len(sentences))
-        if lens.size and lens.min() < 1:
-            raise ValueError("every sentence needs at least one word")
-        offsets = np.zeros(len(sentences) + 1, INT)
-        np.cumsum(lens, out=offsets[1:])
+        offsets = word_offsets(sentences)
         vw, vt = self.vocab["word"], self.vocab["tag"]
         words = np.fromiter((vw.get(w.lower(), K.UNK) for s in sentences for w in sentence_column(s, "forms")),
                             INT, int(offsets[-1]))

@@ -93,44 +93,30 @@ def perceptron_epoch(cptr, fptr, fids, base, alpha, quality, oracle, w, u, c, pe
 
 
 @njit(**NJIT)
+def _run_end(fids, i, end, f):
+    """The end of the run of feature f in the sorted ``fids[i:end]`` (i itself when f is not there)."""
+    while i < end and fids[i] == f:
+        i += 1
+    return i
+
+
+@njit(**NJIT)
 def _merge_diff(fids, a0, a1, b0, b1, ids, vals, k, binary):
     """Sorted feature lists a = fids[a0:a1], b = fids[b0:b1] → the non-zero entries of Φ(a) − Φ(b) into
     ids/vals[k:] (counts, or presence when ``binary``); returns the new k."""
     i = a0
     j = b0
     while i < a1 or j < b1:
-        if j >= b1 or (i < a1 and fids[i] < fids[j]):
-            f = fids[i]
-            ca = 0
-            while i < a1 and fids[i] == f:
-                ca += 1
-                i += 1
+        f = fids[i] if j >= b1 or (i < a1 and fids[i] <= fids[j]) else fids[j]
+        i2 = _run_end(fids, i, a1, f)
+        j2 = _run_end(fids, j, b1, f)
+        ca = i2 - i
+        cb = j2 - j
+        i, j = i2, j2
+        if ca != cb and not (binary and ca > 0 and cb > 0):
             ids[k] = f
-            vals[k] = 1.0 if binary else ca
+            vals[k] = (1.0 if ca > 0 else -1.0) if binary else ca - cb
             k += 1
-        elif i >= a1 or fids[j] < fids[i]:
-            f = fids[j]
-            cb = 0
-            while j < b1 and fids[j] == f:
-                cb += 1
-                j += 1
-            ids[k] = f
-            vals[k] = -1.0 if binary else -cb
-            k += 1
-        else:
-            f = fids[i]
-            ca = 0
-            cb = 0
-            while i < a1 and fids[i] == f:
-                ca += 1
-                i += 1
-            while j < b1 and fids[j] == f:
-                cb += 1
-                j += 1
-            if ca != cb and not binary:
-                ids[k] = f
-                vals[k] = ca - cb
-                k += 1
     return k
 
 

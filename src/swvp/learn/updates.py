@@ -14,45 +14,11 @@ import numpy as np
 
 from swvp._config import EPS, FLOAT, INT
 from swvp._params import FrozenParams
-from swvp.learn._codes import (
-    EMPTY_BACKOFF,
-    EMPTY_PASSIVE,
-    GAMMA_LOSS,
-    GAMMA_PA,
-    GAMMA_WM,
-    GAMMA_WMR,
-    JJ_EXPLICIT,
-    JJ_FULL,
-    JJ_INFERENCE,
-    JJ_SINGLE,
-    JJ_SPANS,
-    JJ_WINDOW,
-    MODE_AGGRESSIVE,
-    MODE_BALANCED,
-    N_RULE_CODES,
-    RANKS_DEFAULT,
-    RANKS_SWVM,
-    RULE_FULL,
-    RULE_WV,
-    U_COND2,
-    U_EMPTY,
-    U_INCLUDE_EQUAL,
-    U_JJ,
-    U_JJ_PARAM,
-    U_MODE,
-    U_RULE,
-    U_SCHEME,
-    U_WMR_N,
-    U_WMR_RANKS,
-    U_ZERO,
-    WMR_N_JJ,
-    WMR_N_SET,
-    ZERO_BACKOFF,
-    ZERO_UNIFORM,
-)
+from swvp.learn import _codes as C
 
-_JJ = {"single": JJ_SINGLE, "full": JJ_FULL, "spans": JJ_SPANS, "window": JJ_WINDOW, "inference": JJ_INFERENCE}
-_GAMMA = {"wm": GAMMA_WM, "wmr": GAMMA_WMR, "loss": GAMMA_LOSS, "pa": GAMMA_PA}
+_JJ = {"single": C.JJ_SINGLE, "full": C.JJ_FULL, "spans": C.JJ_SPANS, "window": C.JJ_WINDOW,
+       "inference": C.JJ_INFERENCE}
+_GAMMA = {"wm": C.GAMMA_WM, "wmr": C.GAMMA_WMR, "loss": C.GAMMA_LOSS, "pa": C.GAMMA_PA}
 _JJ_NAMES = "'single', 'full', 'spans', 'window:W' (W >= 1), 'inference' or 'inference:r' (r >= 0)"
 
 
@@ -70,11 +36,11 @@ def parse_jj(value: str) -> tuple[int, int]:
     if param < (1 if name == "window" else 0):
         raise ValueError(f"jj must be {_JJ_NAMES}, got {value!r}")
     return _JJ[name], param
-_MODE = {"aggressive": MODE_AGGRESSIVE, "a": MODE_AGGRESSIVE, "balanced": MODE_BALANCED, "b": MODE_BALANCED}
-_WMR_N = {"set": WMR_N_SET, "jj": WMR_N_JJ}
-_RANKS = {"default": RANKS_DEFAULT, "swvm": RANKS_SWVM}
-_ZERO = {"uniform": ZERO_UNIFORM, "backoff": ZERO_BACKOFF}
-_EMPTY = {"backoff": EMPTY_BACKOFF, "passive": EMPTY_PASSIVE}
+_MODE = {"aggressive": C.MODE_AGGRESSIVE, "a": C.MODE_AGGRESSIVE, "balanced": C.MODE_BALANCED, "b": C.MODE_BALANCED}
+_WMR_N = {"set": C.WMR_N_SET, "jj": C.WMR_N_JJ}
+_RANKS = {"default": C.RANKS_DEFAULT, "swvm": C.RANKS_SWVM}
+_ZERO = {"uniform": C.ZERO_UNIFORM, "backoff": C.ZERO_BACKOFF}
+_EMPTY = {"backoff": C.EMPTY_BACKOFF, "passive": C.EMPTY_PASSIVE}
 
 
 def _pick(table: dict, value: str, what: str) -> int:
@@ -101,8 +67,8 @@ class Full(FrozenParams):
     name = "csp"
 
     def codes(self) -> UpdateCodes:
-        rule_codes = np.zeros(N_RULE_CODES, INT)
-        rule_codes[U_RULE] = RULE_FULL
+        rule_codes = np.zeros(C.N_RULE_CODES, INT)
+        rule_codes[C.U_RULE] = C.RULE_FULL
         rule_params = np.array([0.0, EPS], FLOAT)
         return UpdateCodes(rule_codes, rule_params, np.zeros(1, INT), np.zeros(0, INT))
 
@@ -154,35 +120,35 @@ class WeightedViolations(FrozenParams):
     def codes(self) -> UpdateCodes:
         if not (self.beta >= 0 and np.isfinite(self.beta)):
             raise ValueError(f"beta must be a finite number >= 0, got {self.beta!r}")
-        rule_codes = np.zeros(N_RULE_CODES, INT)
-        rule_codes[U_RULE] = RULE_WV
+        rule_codes = np.zeros(C.N_RULE_CODES, INT)
+        rule_codes[C.U_RULE] = C.RULE_WV
         jj_ptr = np.zeros(1, INT)
         jj_pos = np.zeros(0, INT)
         if isinstance(self.jj, str):
-            rule_codes[U_JJ], rule_codes[U_JJ_PARAM] = parse_jj(self.jj)
+            rule_codes[C.U_JJ], rule_codes[C.U_JJ_PARAM] = parse_jj(self.jj)
         else:
             sets = [sorted({int(p) for p in J}) for J in self.jj]
             if not sets or any(not J for J in sets) or any(p < 0 for J in sets for p in J):
                 raise ValueError("jj must be 'single', 'full' or a non-empty list of non-empty sets of positions >= 0")
-            rule_codes[U_JJ] = JJ_EXPLICIT
+            rule_codes[C.U_JJ] = C.JJ_EXPLICIT
             jj_ptr = np.cumsum([0] + [len(J) for J in sets]).astype(INT)
             jj_pos = np.array([p for J in sets for p in J], dtype=INT)
-        rule_codes[U_SCHEME] = _pick(_GAMMA, self.gamma, "gamma")
-        rule_codes[U_MODE] = _pick(_MODE, self.mode, "mode")
-        rule_codes[U_WMR_N] = _pick(_WMR_N, self.wmr_n, "wmr_n")
-        rule_codes[U_WMR_RANKS] = _pick(_RANKS, self.wmr_ranks, "wmr_ranks")
-        rule_codes[U_INCLUDE_EQUAL] = int(bool(self.include_equal))
-        rule_codes[U_ZERO] = _pick(_ZERO, self.zero_margins, "zero_margins")
-        rule_codes[U_EMPTY] = _pick(_EMPTY, self.empty_violations, "empty_violations")
-        rule_codes[U_COND2] = int(bool(self.enforce_cond2))
+        rule_codes[C.U_SCHEME] = _pick(_GAMMA, self.gamma, "gamma")
+        rule_codes[C.U_MODE] = _pick(_MODE, self.mode, "mode")
+        rule_codes[C.U_WMR_N] = _pick(_WMR_N, self.wmr_n, "wmr_n")
+        rule_codes[C.U_WMR_RANKS] = _pick(_RANKS, self.wmr_ranks, "wmr_ranks")
+        rule_codes[C.U_INCLUDE_EQUAL] = int(bool(self.include_equal))
+        rule_codes[C.U_ZERO] = _pick(_ZERO, self.zero_margins, "zero_margins")
+        rule_codes[C.U_EMPTY] = _pick(_EMPTY, self.empty_violations, "empty_violations")
+        rule_codes[C.U_COND2] = int(bool(self.enforce_cond2))
         rule_params = np.array([float(self.beta), EPS], FLOAT)
         return UpdateCodes(rule_codes, rule_params, jj_ptr, jj_pos)
 
     def label(self) -> str:
         """The paper's short name, e.g. ``B-WM`` (balanced, weighted margin)."""
-        mode = "A" if _pick(_MODE, self.mode, "mode") == MODE_AGGRESSIVE else "B"
+        mode = "A" if _pick(_MODE, self.mode, "mode") == C.MODE_AGGRESSIVE else "B"
         label = f"{mode}-{self.gamma.upper()}"
-        if isinstance(self.jj, str) and parse_jj(self.jj)[0] >= JJ_SPANS:
+        if isinstance(self.jj, str) and parse_jj(self.jj)[0] >= C.JJ_SPANS:
             label += f"/{self.jj.lower()}"
         return label
 

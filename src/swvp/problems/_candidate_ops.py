@@ -7,8 +7,9 @@ hashed label-conjoined weights (:mod:`swvp.model._candidate_kernels`) and the ch
 scores E (n, K) and T (n, K+1, K), K the largest candidate count, so Viterbi costs O(n·K²). In slot space the
 structure is a chain of order 1 with per-position transitions, and every operation that reads only score arrays
 and slot sequences — Viterbi, margins, SWVP's mixed assignments and groups, constrained search — is the chain's
-(:mod:`swvp.problems._chain_ops`); this module adds the score fill, the update, the errors and the output, which
-map slots to labels. Gold outputs are slots (−1: a gold label outside the candidates, dev data only).
+(:mod:`swvp.problems._chain_ops`), and so are its errors and reference (counted in slots: a gold label outside the
+candidates, −1, dev data only, is always an error); this module adds the score fill, the update and the output,
+which map slots to labels.
 """
 
 from __future__ import annotations
@@ -42,22 +43,6 @@ def scores(st, ws, w, s, n):
     return ChainScores(ws.E, Tb, Tb2, ws.T[:n], ws.T2_order1, False)
 
 
-def count_errors(st, ws, s, z, n):
-    """Tokens whose predicted slot is not the gold one (a gold label outside the candidates is always an error)."""
-    s0 = st.offsets[s]
-    wrong = 0
-    for i in range(n):
-        if z[i] != st.gold[s0 + i]:
-            wrong += 1
-    return wrong
-
-
-def reference(st, ws, sc, s, z, n):
-    """The gold slots (training data always has the gold label among its candidates)."""
-    s0 = st.offsets[s]
-    return True, st.gold[s0:s0 + n]
-
-
 def delta(st, ws, acc, cavg, coef, s, y, z, n):
     add_candidate_delta(acc, cavg, coef, st, st.offsets[s], y, z, 0, n, n)
 
@@ -75,7 +60,7 @@ def write_output(st, ws, z, s, n, out):
 
 CANDIDATE_OPS = {
     **OFFSET_OPS, ops.workspace: chain.workspace, ops.scores: scores, ops.decode: chain.decode,
-    ops.count_errors: count_errors, ops.reference: reference, ops.margin: chain.margin, ops.delta: delta,
+    ops.count_errors: chain.count_errors, ops.reference: chain.reference, ops.margin: chain.margin, ops.delta: delta,
     ops.mix_init: chain.mix_init, ops.mix_set: chain.mix_set, ops.mix_margin: chain.mix_margin,
     ops.mix_delta: mix_delta, ops.mix_reset: chain.mix_reset, ops.write_output: write_output,
     ops.jj_groups: chain.jj_groups, ops.mix_search: chain.mix_search,

@@ -198,23 +198,12 @@ def mix_reset(st, ws, y, lo, hi, n):
 def jj_groups(st, ws, y, z, n, merge, ptr, pos):
     """Maximal runs of consecutive wrong positions (the "spans" JJ); with ``merge``, runs fewer than ``order``
     correct positions apart are joined, so that no factor touches two groups and margins add up over groups."""
-    gap = st.order if merge else 1
-    g = 0
     q = 0
-    ptr[0] = 0
-    last = -n - 2
     for k in range(n):
         if z[k] != y[k]:
-            if q > 0 and k - last - 1 >= gap:
-                g += 1
-                ptr[g] = q
             pos[q] = k
             q += 1
-            last = k
-    if q > 0:
-        g += 1
-        ptr[g] = q
-    return g
+    return ops.group_runs(pos, q, st.order if merge else 1, ptr)
 
 
 def mix_search(st, ws, sc, y, free, n_free, n, out):

@@ -33,7 +33,16 @@ import numpy as np
 from numba import njit
 
 from swvp._config import FLOAT, INT, NJIT
-from swvp.inference._kernels.beam import beam_search_into, beam_width, close_step, n_state_keys, new_trace, offer
+from swvp.inference._kernels.beam import (
+    beam_search_into,
+    beam_width,
+    close_step,
+    extend,
+    n_state_keys,
+    new_trace,
+    offer,
+    parent_state,
+)
 from swvp.inference._kernels.heap import heapify, pop
 
 #: The gold beam's buffers: its trace (labels, parents, scores; ``is_gold`` = the item's key is held in B_i),
@@ -84,29 +93,13 @@ def latent_beam_search_into(E, T1, T2, order, n, K, width, state_label, glab, tr
         M = 0
         n_par = 1 if i == 0 else gsizes[i - 1]
         for j in range(n_par):
-            if i == 0:
-                p = K
-                pp = K
-                ps = 0.0
-            else:
-                if sync and not gheld[i - 1, j]:
-                    continue
-                p = glabels[i - 1, j]
-                ps = gscores[i - 1, j]
-                pp = K
-                if order == 2 and i >= 2:
-                    pp = glabels[i - 2, gparents[i - 1, j]]
-            pkey = p if order == 1 else p * (K + 1) + pp
+            if i > 0 and sync and not gheld[i - 1, j]:
+                continue
+            p, pp, ps, pkey = parent_state(glabels, gparents, gscores, i, j, order, K)
             for y in range(K):
-                if state_label[y] != glab[i]:
-                    continue
-                if order == 1:
-                    s = ps + E[i, y] + T1[i, p, y]
-                    key = y
-                else:
-                    s = ps + E[i, y] + T2[i, pp, p, y]
-                    key = y * (K + 1) + p
-                M, _ = offer(cand, M, key, s, j, pkey, ws_f, ws_i)
+                if state_label[y] == glab[i]:
+                    s, key = extend(E, T1, T2, order, K, i, p, pp, ps, y)
+                    M, _ = offer(cand, M, key, s, j, pkey, ws_f, ws_i)
         heapify(cand, M, ws_f)
         size = width if width < M else M
         for r in range(size):  # B⁺_i best first

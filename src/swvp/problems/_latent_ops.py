@@ -18,7 +18,7 @@ from numba import njit
 
 from swvp._config import NJIT
 from swvp.inference._kernels.beam import beam_search_into, beam_width, beam_workspace, new_trace
-from swvp.inference._kernels.viterbi import viterbi1
+from swvp.inference._kernels.viterbi import follow, viterbi1
 from swvp.inference._kernels.viterbi2 import viterbi2
 from swvp.learn import ops
 from swvp.problems import _chain_ops as chain
@@ -148,9 +148,7 @@ def forced_viterbi_sparse(E, T, n, state_label, gold, out, delta, bp, states):
         if delta[n - 1, h] > best:
             best = delta[n - 1, h]
             arg = h
-    out[n - 1] = arg
-    for i in range(n - 1, 0, -1):
-        out[i - 1] = bp[i, out[i]]
+    follow(bp, n, arg, out)
 
 
 @njit(**NJIT)

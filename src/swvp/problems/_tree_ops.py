@@ -65,23 +65,29 @@ TreeWork = namedtuple("TreeWork", ["arcbuf", "sibbuf", "smbuf", "idx", "val", "t
 
 
 @njit(**NJIT)
-def all_siblings(heads, n, out, last):
-    """Inner sibling of every word (``out[m]``, m = 1..n; ``= heads[m]`` for a closest child); any head vector.
-    ``last`` is scratch of length >= n + 1."""
+def siblings(heads, mark, every, n, out, last):
+    """Inner sibling of the dependents of every head (``every``) or of the heads with ``mark`` set, in ``out[m]``
+    (``= heads[m]`` for a closest child); any head vector. ``last`` is scratch of length >= n + 1."""
     for h in range(n + 1):
         last[h] = h
     for m in range(1, n + 1):
         p = heads[m]
-        if p < m:
+        if (every or mark[p]) and p < m:
             out[m] = last[p]
             last[p] = m
     for h in range(n + 1):
         last[h] = h
     for m in range(n, 0, -1):
         p = heads[m]
-        if p > m:
+        if (every or mark[p]) and p > m:
             out[m] = last[p]
             last[p] = m
+
+
+@njit(**NJIT)
+def all_siblings(heads, n, out, last, mark):
+    """Inner sibling of every word (``out[m]``, m = 1..n; ``out[0] = -1``); ``mark`` is not read."""
+    siblings(heads, mark, True, n, out, last)
     out[0] = -1
 
 
@@ -94,20 +100,7 @@ def mix_siblings(mix, sy, mark, n, out, last):
     """
     for m in range(n + 1):
         out[m] = sy[m]
-    for h in range(n + 1):
-        last[h] = h
-    for m in range(1, n + 1):
-        p = mix[m]
-        if mark[p] and p < m:
-            out[m] = last[p]
-            last[p] = m
-    for h in range(n + 1):
-        last[h] = h
-    for m in range(n, 0, -1):
-        p = mix[m]
-        if mark[p] and p > m:
-            out[m] = last[p]
-            last[p] = m
+    siblings(mix, mark, False, n, out, last)
 
 
 @njit(**NJIT)
@@ -310,7 +303,7 @@ def _begin_update(st, ws, s, y, z, n):
             ws.mark[y[m]] = True
             ws.mark[z[m]] = True
     if st.order == 2:
-        all_siblings(y, n, ws.sy, ws.last)
+        all_siblings(y, n, ws.sy, ws.last, ws.mark)
         mix_siblings(z, ws.sy, ws.mark, n, ws.sz, ws.last)
     ws.nd[0] = tag_counts(st.atoms, st.offsets[s] + s, n, ws.tagmap, ws.dtags, ws.cnt)
 
@@ -422,15 +415,16 @@ def _constrain(st, ws, sc, s, n, cons):
 
 
 @njit(**NJIT)
-def tree_score(arc, sib, order, y, n, sy, last):
-    """Σ_m arc[y_m, m] (+ Σ_m sib[y_m, s_m, m] at order 2): the model score of head vector y."""
+def tree_score(arc, sib, order, y, n, ws):
+    """Σ_m arc[y_m, m] (+ Σ_m sib[y_m, s_m, m] at order 2): the model score of head vector y (``ws``: the tree's
+    workspace, for the siblings)."""
     total = 0.0
     for m in range(1, n + 1):
         total += arc[y[m], m]
     if order == 2:
-        all_siblings(y, n, sy, last)
+        all_siblings(y, n, ws.sy, ws.last, ws.mark)
         for m in range(1, n + 1):
-            total += sib[y[m], sy[m], m]
+            total += sib[y[m], ws.sy[m], m]
     return total
 
 
@@ -443,7 +437,7 @@ def _kbest(st, ws, ss, sc, n, k, zs, scores):
             return kbest_cle_heads(arc[:n + 1, :n + 1], st.single_root, k, zs, scores)
         return kbest_eisner_heads(arc, st.single_root, k, zs, scores)
     best = eisner2_heads(arc, sib, st.single_root)
-    bscore = tree_score(arc, sib, 2, best, n, ws.sy, ws.last)
+    bscore = tree_score(arc, sib, 2, best, n, ws)
     if not bscore > -np.inf:
         return 0
     N = n + 1
@@ -464,7 +458,7 @@ def _kbest(st, ws, ss, sc, n, k, zs, scores):
                 break
         if same:
             continue
-        hs[j] = tree_score(arc, sib, 2, heads[j], n, ws.sy, ws.last)
+        hs[j] = tree_score(arc, sib, 2, heads[j], n, ws)
         # stable insertion by full score, after the exact 1-best
         pos = found
         while pos > 1 and hs[order_idx[pos - 1]] < hs[j]:

@@ -11,11 +11,10 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
-from swvp.learn.engine import CompiledProblem
 from swvp.learn.updates import UpdateCodes
 from swvp.model.layout import CandidateLayout
 from swvp.problems._candidate_ops import CandidateData
-from swvp.problems.chain import _max_len
+from swvp.problems.chain import ChainProblem, _max_len
 
 
 def _csr(ptr, ids, n_rows: int, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +36,7 @@ def gold_slots(cptr: np.ndarray, cand: np.ndarray, labels: np.ndarray) -> np.nda
     return out
 
 
-class CandidateProblem(CompiledProblem):
+class CandidateProblem(ChainProblem):
     """Features, candidate labels and gold labels (None: decoding only) of a first-order candidate chain.
 
     ``features``: emission features per token (its transition features are ignored: transitions are the label and
@@ -83,17 +82,6 @@ class CandidateProblem(CompiledProblem):
             self.labels = labels
             self.gold = gold_slots(self.cptr, self.cand, labels)
 
-    @property
-    def n_examples(self) -> int:
-        return self.features.n_sentences
-
-    @property
-    def weight_size(self) -> int:
-        return self.layout.size
-
-    def output_size(self) -> int:
-        return self.features.n_tokens
-
     def structure(self, for_training: bool = False) -> CandidateData:
         f = self.features
         lay = self.layout
@@ -102,11 +90,6 @@ class CandidateProblem(CompiledProblem):
                              self.label_class, self.n_classes, self.transitions)
 
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
-        if self.labels is None:
-            raise ValueError("a problem without labels cannot be trained on")
-        if self.gold.size and self.gold.min() < 0:
+        if self.labels is not None and self.gold.size and self.gold.min() < 0:
             raise ValueError("a training token's gold label is not among its candidates")
         super().check_training(search, update, voted)
-
-    def gold_output(self) -> np.ndarray | None:
-        return self.labels

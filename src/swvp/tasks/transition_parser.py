@@ -27,16 +27,7 @@ from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Beam
 from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
-from swvp.tasks._parsing import (
-    BestEpochWeights,
-    attachment_report,
-    dense_weights,
-    gold_heads,
-    sentences_of,
-    sparse_weights,
-    unflatten,
-    with_tags,
-)
+from swvp.tasks import _parsing as P
 from swvp.tasks.base import Estimator, checked_labels
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NBest, check_k, fixed_heads, head_constraints, infeasible, kbest_lists
 from swvp.transition.arc_standard import gold_actions
@@ -51,7 +42,7 @@ def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 
     return Perceptron(search=Beam(size=beam, select=select), epochs=epochs)
 
 
-class TransitionDependencyParser(BestEpochWeights, Estimator):
+class TransitionDependencyParser(P.BestEpochWeights, Estimator):
     """An arc-standard transition parser with beam search, trained by the violation-fixing perceptron.
 
     Parameters
@@ -115,10 +106,10 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS, every
         word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line)."""
         self._validate()
-        sents, source = sentences_of(X)
+        sents, source = P.sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
-        gold_heads(sents, source)  # validates every tree, naming file and line
+        P.gold_heads(sents, source)  # validates every tree, naming file and line
         if any(getattr(s, "deprels", None) is None for s in sents):
             raise ValueError("training needs a DEPREL column")
         self.features_ = TransitionFeatures(tags=self.tags, root_label=self.root_label,
@@ -132,8 +123,8 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         problem = TransitionProblem(data, model, gold, dp=self.dp)
         dev_problem = None
         if dev is not None:
-            dsents, dsource = sentences_of(dev)
-            gold_heads(dsents, dsource)
+            dsents, dsource = P.sentences_of(dev)
+            P.gold_heads(dsents, dsource)
             dev_problem = TransitionProblem(self.features_.transform(dsents), model, dp=self.dp)
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
@@ -158,12 +149,12 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         problem = self._decoding(X, tags)
         heads, labels = problem.parse(self.coef_, self._decoding_search(beam))
         data = problem.data
-        return unflatten(heads, data.offsets, root=True), self._deprels(labels, data.offsets)
+        return P.unflatten(heads, data.offsets, root=True), self._deprels(labels, data.offsets)
 
     def _decoding(self, X, tags) -> TransitionProblem:
         self._check_fitted()
-        sents, _ = sentences_of(X)
-        return self.decoding_problem(with_tags(sents, self.tags, tags), gold=False)
+        sents, _ = P.sentences_of(X)
+        return self.decoding_problem(P.with_tags(sents, self.tags, tags), gold=False)
 
     def _decoding_search(self, beam: int | None) -> Beam:
         return self._search() if beam is None else Beam(size=int(beam))
@@ -191,7 +182,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         except ValueError as err:
             infeasible(constraints, err)
         n_words = problem.data.n_words
-        heads = [unflatten(out[j, :n_words], offsets, root=True) for j in range(out.shape[0])]
+        heads = [P.unflatten(out[j, :n_words], offsets, root=True) for j in range(out.shape[0])]
         rels = [self._deprels(out[j, n_words:], offsets) for j in range(out.shape[0])]
         return [NBest([heads[j][i] for j in range(count[i])], scores[i, :count[i]].copy(),
                       [rels[j][i] for j in range(count[i])]) for i in range(len(lengths))]
@@ -220,9 +211,9 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
     def evaluate(self, X, *, tags=None, beam: int | None = None) -> dict:
         """UAS and LAS with and without punctuation (:func:`swvp.tasks._parsing.attachment_report`)."""
         self._check_fitted()
-        sents, source = sentences_of(X)
+        sents, source = P.sentences_of(X)
         heads, rels = self.parse(sents, tags=tags, beam=beam)
-        return attachment_report(sents, source, heads, rels)
+        return P.attachment_report(sents, source, heads, rels)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -234,7 +225,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
                                         "select": self._search().select},
                              "best_epoch": self.best_epoch_},
                 "history": self.history_}
-        return meta, sparse_weights("coef", self.coef_)
+        return meta, P.sparse_weights("coef", self.coef_)
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         self.features_ = TransitionFeatures.from_state(meta["features"])
@@ -242,7 +233,7 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         if (self.features_.tags != self.tags or self.features_.root_label != self.root_label
                 or self.features_.tag_features != checked_tag_features(self.tag_features)):
             raise ValueError("the header's features disagree with the parameters (tags, root_label, tag_features)")
-        self.coef_ = dense_weights("coef", arrays, self._model().weight_size)
+        self.coef_ = P.dense_weights("coef", arrays, self._model().weight_size)
         self.oracle_counts_ = dict(meta.get("oracle", {}))
         self.history_ = meta.get("history", [])
         self.best_epoch_ = meta["settings"].get("best_epoch")

@@ -67,7 +67,7 @@ from swvp.features._transition_kernels import (
     node_key,
     nodes_equal,
 )
-from swvp.inference._kernels.beam import close_step
+from swvp.inference._kernels.beam import close_step, force_gold
 from swvp.inference._kernels.heap import heapify, pop
 from swvp.transition._kernels import (
     F_DEPTH,
@@ -357,11 +357,7 @@ def beam_search_into(w, sent, feats, beam, gold, trace, ws):
             trace.gold_score[i] = np.nan
         if i < start:
             cur[0] = gk
-            actions[i, 0] = gact[i]
-            parents[i, 0] = -1 if i == 0 else 0
-            scores[i, 0] = gs
-            is_gold[i, 0] = True
-            size = 1
+            size = force_gold(actions, parents, scores, is_gold, i, gact[i], gs)
         else:
             prev = beams[pi]
             heapify(heap, M, cs)
