@@ -52,7 +52,7 @@ def _pipeline(args):
     if args.parser == "transition":
         from swvp.tasks.transition_parser import TransitionDependencyParser
 
-        parser = TransitionDependencyParser(tag_features=tag_features, learner=Perceptron(
+        parser = TransitionDependencyParser(tag_features=tag_features, nonprojective="lift", learner=Perceptron(
             search=Beam(size=8, select="max-violation"), epochs=args.parser_epochs or 15, random_state=seed))
     else:
         parser = GraphDependencyParser(order=2, tag_features=tag_features,

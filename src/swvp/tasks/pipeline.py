@@ -6,8 +6,9 @@ Stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
 * ``tokenizer`` — :class:`~swvp.tasks.tokenizer.Tokenizer`: tokens, sentences and multiword tokens from raw text;
 * ``tagger`` — :class:`~swvp.tasks.morphology.MorphologicalTagger`: UPOS, XPOS and FEATS as one joint tag;
 * ``lemmatizer`` — :class:`~swvp.tasks.lemmatizer.Lemmatizer`: lemmas as edits of the form;
-* ``parser`` — :class:`~swvp.tasks.transition_parser.TransitionDependencyParser` (default) or
-  :class:`~swvp.tasks.graph_parser.GraphDependencyParser`, trained on **jack-knifed** predicted tags: the training
+* ``parser`` — :class:`~swvp.tasks.transition_parser.TransitionDependencyParser` (default: UPOS joined with Case and
+  VerbForm as its tag, non-projective training trees lifted) or :class:`~swvp.tasks.graph_parser.GraphDependencyParser`,
+  trained on **jack-knifed** predicted tags: the training
   sentences are split into ``jackknife`` folds, each fold tagged by a tagger trained on the others, so that the
   parser learns from tags as wrong as those it will see (``jackknife=0``: gold tags).
 
@@ -253,7 +254,7 @@ class Pipeline(Estimator):
             return MorphologicalTagger(features="morph")
         if name == "lemmatizer":
             return Lemmatizer()
-        return TransitionDependencyParser(tag_features=("Case", "VerbForm"))
+        return TransitionDependencyParser(tag_features=("Case", "VerbForm"), nonprojective="lift")
 
     def _validate(self) -> tuple[str, ...]:
         stages = tuple(self.stages)
