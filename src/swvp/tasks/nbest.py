@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.data.textio import open_text
+from swvp.data.textio import display_name, read_text, split_lines
 from swvp.exceptions import DataError
 from swvp.tasks._kbest_kernels import chain_kbest, tree_kbest
 
@@ -93,37 +93,36 @@ def read_constraints(path: str | os.PathLike, kind: str) -> list[list]:
     cur: list = []
     lines: list[list[int]] = []
     cur_lines: list[int] = []
-    with open_text(path) as f:
-        for no, raw in enumerate(f, 1):
-            line = raw.rstrip("\r\n")
-            if line.startswith("#"):
-                continue
-            if not line.strip():
-                if cur:
-                    sents.append(cur)
-                    lines.append(cur_lines)
-                cur, cur_lines = [], []
-                continue
-            cols = line.split("\t")
-            value = cols[-1].strip()
-            if len(cols) > 1 and not all(c.strip() for c in cols):
-                raise DataError(os.fspath(path), no, "empty column")
-            if value == "_":
-                cur.append(None)
-            elif kind == "labels":
-                labels = tuple(v for v in value.split("|"))
-                if any(not v or v != v.strip() for v in labels):
-                    raise DataError(os.fspath(path), no, f"bad label set {value!r} (labels separated by '|')")
-                cur.append(labels)
-            else:
-                if not value.isdigit():
-                    raise DataError(os.fspath(path), no, f"bad head {value!r}: a non-negative integer or '_'")
-                cur.append(int(value))
-            cur_lines.append(no)
+    file = display_name(path)
+    for no, line in enumerate(split_lines(read_text(path))[0], 1):
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if cur:
+                sents.append(cur)
+                lines.append(cur_lines)
+            cur, cur_lines = [], []
+            continue
+        cols = line.split("\t")
+        value = cols[-1].strip()
+        if len(cols) > 1 and not all(c.strip() for c in cols):
+            raise DataError(file, no, "empty column")
+        if value == "_":
+            cur.append(None)
+        elif kind == "labels":
+            labels = tuple(v for v in value.split("|"))
+            if any(not v or v != v.strip() for v in labels):
+                raise DataError(file, no, f"bad label set {value!r} (labels separated by '|')")
+            cur.append(labels)
+        else:
+            if not value.isdigit():
+                raise DataError(file, no, f"bad head {value!r}: a non-negative integer or '_'")
+            cur.append(int(value))
+        cur_lines.append(no)
     if cur:
         sents.append(cur)
         lines.append(cur_lines)
-    return ConstraintList(sents, os.fspath(path), lines)
+    return ConstraintList(sents, file, lines)
 
 
 class ConstraintList(list):
