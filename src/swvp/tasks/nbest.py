@@ -54,12 +54,15 @@ def sequence_nbest(structure, w: np.ndarray, k: int, allowed: np.ndarray | None
     Raises ValueError naming the sentence when constraints leave it no label sequence."""
     off = structure.offsets
     S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = allowed is not None
-    mask = allowed if use else np.zeros((0, structure.K), np.bool_)
-    chain_kbest(structure, w, k, mask, use, out, scores, count)
+    try:
+        out = np.zeros((k, off[-1]), INT)
+        scores = np.full((S, k), -np.inf, FLOAT)
+        count = np.zeros(S, INT)
+        use = allowed is not None
+        mask = allowed if use else np.zeros((0, structure.K), np.bool_)
+        chain_kbest(structure, w, k, mask, use, out, scores, count)
+    except MemoryError:
+        _too_large(k, S, int(off[-1]))
     _check_found(count, _NONE_SEQ)
     return out, scores, count
 
@@ -69,13 +72,23 @@ def tree_nbest(structure, w: np.ndarray, k: int, fixed: np.ndarray | None
     """(heads of words (k, n_words), scores (S, k), count (S,)) of a tree structure; ``fixed`` int (n_words,)."""
     off = structure.offsets
     S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = fixed is not None
-    tree_kbest(structure, w, k, fixed if use else np.zeros(0, INT), use, out, scores, count)
+    try:
+        out = np.zeros((k, off[-1]), INT)
+        scores = np.full((S, k), -np.inf, FLOAT)
+        count = np.zeros(S, INT)
+        use = fixed is not None
+        tree_kbest(structure, w, k, fixed if use else np.zeros(0, INT), use, out, scores, count)
+    except MemoryError:
+        _too_large(k, S, int(off[-1]))
     _check_found(count, _NONE_TREE)
     return out, scores, count
+
+
+def _too_large(k: int, n_sentences: int, n_tokens: int):
+    """A k-best run that ran out of memory → one ValueError saying what to do (not numba's MemoryError)."""
+    raise ValueError(f"k={k}: the k-best lists of {n_sentences} sentences ({n_tokens} tokens) do not fit in memory "
+                     "(each sentence's search keeps up to k candidates for every position and state): use a smaller "
+                     "k") from None
 
 
 def _check_found(count: np.ndarray, msg: str) -> None:
