@@ -6,7 +6,7 @@ import argparse
 import gc
 import sys
 
-from swvp.exceptions import SwvpError
+from swvp.exceptions import ClusterError, SwvpError
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -400,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except ClusterError as err:  # a runtime failure of the cluster (swvp missing on its workers), not bad input
+        print(f"swvp: error: {err}", file=sys.stderr)
+        return 1
     except SwvpError as err:
         print(f"swvp: error: {err}", file=sys.stderr)
         return 2

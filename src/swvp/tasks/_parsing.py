@@ -10,20 +10,39 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.data.conllu import find_tree_error, read_conllu
+from swvp.data.textio import display_name
 from swvp.exceptions import DataError
+from swvp.features.arc import sentence_column
 from swvp.metrics import attachment_scores
+from swvp.tasks._inputs import check_columns, check_scored, sentence_list, token_sentences
 
 PUNCT = "PUNCT"
 
 
+class TokenSentence(SimpleNamespace):
+    """A sentence given as a token list: its forms, and its POS tags (``upos`` and ``xpos`` alike) when the tokens
+    were (word, tag) pairs; no lemmas, features or tree."""
+
+
 def sentences_of(X) -> tuple[list, str | None]:
-    """Sentences and the file name errors should report."""
+    """Sentences and the file name errors should report.
+
+    ``X``: a CoNLL-U path, a corpus (``.sentences``), sentence objects (``forms``, ``upos``, ``xpos``, ... as
+    :class:`~swvp.data.conllu.ConlluSentence`), or token lists: lists of words (their tags then come from
+    ``tags=`` or ``tagger=``) or of (word, tag) pairs, which become :class:`TokenSentence` objects.
+    """
     if isinstance(X, (str, os.PathLike)):
         corpus = read_conllu(X)
-        return list(corpus.sentences), os.fspath(X)
+        return list(corpus.sentences), display_name(X)
     if hasattr(X, "sentences"):
         return list(X.sentences), getattr(X, "path", None)
-    return list(X), None
+    sents = sentence_list(X)
+    if not sents or hasattr(sents[0], "forms") or isinstance(sents[0], dict):
+        return sents, None
+    words, tags = token_sentences(sents)
+    if tags is None:
+        return [TokenSentence(forms=w, upos=None, xpos=None) for w in words], None
+    return [TokenSentence(forms=w, upos=t, xpos=t) for w, t in zip(words, tags)], None
 
 
 def gold_heads(sents: list, source: str | None) -> np.ndarray:
@@ -32,6 +51,9 @@ def gold_heads(sents: list, source: str | None) -> np.ndarray:
     for i, s in enumerate(sents):
         heads = getattr(s, "heads", None)
         lines = getattr(s, "line_numbers", None)
+        if isinstance(s, TokenSentence):
+            raise ValueError(f"sentence {i + 1} is a token list: training and evaluation need gold trees (a CoNLL-U "
+                             "path, a ConlluCorpus, or sentences with forms, upos or xpos, heads and deprels)")
         if heads is None:
             raise DataError(source, lines[0] if lines else None,
                             f"sentence {i + 1} has no HEAD column ('_'); training and evaluation need gold trees")
@@ -44,18 +66,25 @@ def gold_heads(sents: list, source: str | None) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, INT)
 
 
-def with_tags(sents: list, column: str, tags) -> list:
-    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence), e.g. a tagger's output."""
+def with_tags(sents: list, column: str, tags, tagger=None) -> list:
+    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence) or by ``tagger``'s output (a
+    fitted :class:`~swvp.tasks.tagger.SequenceTagger`); token lists without tags need one of them."""
+    if tagger is not None:
+        if tags is not None:
+            raise ValueError("give tags or tagger, not both")
+        if not callable(getattr(tagger, "predict", None)):
+            raise TypeError(f"tagger must be a fitted SequenceTagger, not {type(tagger).__name__}")
+        tags = tagger.predict([list(sentence_column(s, "forms")) for s in sents])
     if tags is None:
+        for i, s in enumerate(sents):
+            if isinstance(s, TokenSentence) and getattr(s, column) is None:
+                raise ValueError(f"sentence {i + 1} is a list of words without POS tags ({column}): give (word, tag) "
+                                 "pairs, tags=[[...], ...] (one tag list per sentence) or tagger=<a fitted "
+                                 "SequenceTagger>")
         return sents
-    tags = list(tags)
-    if len(tags) != len(sents):
-        raise ValueError(f"tags: {len(tags)} sentences given, {len(sents)} to parse")
+    tags = check_columns([sentence_column(s, "forms") for s in sents], tags, "tag")
     out = []
     for s, t in zip(sents, tags):
-        t = list(t)
-        if len(t) != len(s.forms):
-            raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
         fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "feats", "heads", "deprels")}
         fields[column] = t
         out.append(SimpleNamespace(**fields))
@@ -78,6 +107,7 @@ def attachment_report(sents: list, source: str | None, heads: list, rels: list |
     ``words``, ``words_no_punct``, ``sentences``, ``punctuation`` (the policy in words). A gold label the model
     never saw counts as wrong; gold data that is not a single-rooted tree raises DataError naming file and line.
     """
+    check_scored([s.forms for s in sents], "evaluate")
     gold = unflatten(gold_heads(sents, source), np.concatenate([[0], np.cumsum([len(s.forms) for s in sents])]),
                      root=True)
     gold_rels = [list(s.deprels) for s in sents] if rels is not None else None

@@ -33,8 +33,9 @@ _SKIP = object()  # encode's "JSON cannot hold this value"
 def encode(value: Any) -> Any:
     """A parameter value as plain JSON: configuration objects as ``{"__class__": name, param: value, ...}``.
 
-    A value JSON cannot hold (a ``numpy.random.Generator`` seed, a Dask ``Client``) is left out, so loading uses
-    the default there (a mixing ``Client`` is recorded by its scheduler address).
+    A value JSON cannot hold (a ``numpy.random.Generator`` seed) is left out, so loading uses the default there; a
+    Dask scheduler of parameter mixing is recorded as ``"dask"``, never by its (ephemeral) address
+    (:meth:`~swvp.learn.mixing.ParameterMixing.params`).
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -65,7 +66,8 @@ def decode(value: Any) -> Any:
         cls = CONFIG_CLASSES.get(value[_CLASS])
         if cls is None:
             raise ValueError(f"unknown class {value[_CLASS]!r} in the model's parameters")
-        return cls(**{k: decode(v) for k, v in value.items() if k != _CLASS})
+        kwargs = {k: decode(v) for k, v in value.items() if k != _CLASS}
+        return ParameterMixing.from_params(kwargs) if cls is ParameterMixing else cls(**kwargs)
     return value
 
 
@@ -101,7 +103,7 @@ def learner_from_settings(s: dict) -> Perceptron:
     params = {k: decode(v) for k, v in s.get("update_params", {}).items()}
     update = Full() if s.get("update", "CSP") == "CSP" else WeightedViolations(**params)
     search = search_from(s.get("search"))
-    mixing = ParameterMixing(**s["mixing"]) if s.get("mixing") else None
+    mixing = ParameterMixing.from_params(s["mixing"]) if s.get("mixing") else None
     return Perceptron(search=search, update=update, average=bool(s.get("average", True)),
                       epochs=int(s.get("epochs", 10)), random_state=s.get("random_state", 0), mixing=mixing)
 

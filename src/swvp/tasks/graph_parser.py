@@ -163,9 +163,9 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def _prepare(self, X, tags):
+    def _prepare(self, X, tags, tagger=None):
         sents, source = sentences_of(X)
-        sents = with_tags(sents, self.tags, tags)
+        sents = with_tags(sents, self.tags, tags, tagger)
         return sents, source, self.features_.transform(sents)
 
     def _flat_heads(self, data, voted: bool) -> np.ndarray:
@@ -176,10 +176,12 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
             return self._voted.predict(problem.decode, data.offsets)
         return problem.decode(self.coef_)
 
-    def predict(self, X, *, tags=None, voted: bool = False, k: int | None = None, constraints=None):
+    def predict(self, X, *, tags=None, tagger=None, voted: bool = False, k: int | None = None, constraints=None):
         """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``.
 
-        ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output).
+        ``X``: a CoNLL-U path, a corpus, sentence objects, or token lists (of words, or of (word, tag) pairs).
+        ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output);
+        ``tagger``: a fitted :class:`~swvp.tasks.tagger.SequenceTagger` whose predictions are the tags.
         ``k``: instead, one :class:`~swvp.tasks.nbest.NBest` per sentence: its ``k`` best projective trees with
         their model scores, best first (candidate 0 is the 1-best). Order 1: exact lazy k-best Eisner (Huang &
         Chiang 2005). Order 2: the exact 1-best, then the rest of the first-order part's k-best list rescored by
@@ -187,10 +189,10 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         word ``None``/``-1`` (free) or its fixed head; honoured exactly. Both need ``decoder="eisner"``.
         """
         if k is not None or constraints is not None:
-            return self.predict_nbest(X, tags=tags, k=k, constraints=constraints)
-        return self.parse(X, tags=tags, voted=voted, labels=False)[0]
+            return self.predict_nbest(X, tags=tags, tagger=tagger, k=k, constraints=constraints)
+        return self.parse(X, tags=tags, tagger=tagger, voted=voted, labels=False)[0]
 
-    def predict_nbest(self, X, *, tags=None, k: int | None = None, constraints=None, data=None):
+    def predict_nbest(self, X, *, tags=None, tagger=None, k: int | None = None, constraints=None, data=None):
         """``predict(X, k=..., constraints=...)``; ``data``: features already extracted from ``X``."""
         from swvp.tasks.nbest import NBest, check_k, fixed_heads, infeasible, tree_nbest
 
@@ -199,7 +201,7 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
             raise ValueError("k-best and constrained parsing need decoder='eisner' (projective)")
         kk = 1 if k is None else check_k(k)
         if data is None:
-            data = self._prepare(X, tags)[2]
+            data = self._prepare(X, tags, tagger)[2]
         lengths = data.lengths.tolist()
         fixed = None if constraints is None else fixed_heads(constraints, lengths)
         try:
@@ -217,12 +219,12 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         return [NBest([tree(j, i) for j in range(count[i])], scores[i, :count[i]].copy())
                 for i in range(len(lengths))]
 
-    def predict_deprels(self, X, heads=None, *, tags=None) -> list[list[str]]:
+    def predict_deprels(self, X, heads=None, *, tags=None, tagger=None) -> list[list[str]]:
         """DEPREL of every word given ``heads`` (default: the parser's own prediction)."""
         self._check_fitted()
         if self.label_coef_ is None:
             raise ValueError("this parser was trained with labeller=False")
-        sents, _, data = self._prepare(X, tags)
+        sents, _, data = self._prepare(X, tags, tagger)
         if heads is None:
             flat = self._flat_heads(data, False)
         else:
@@ -236,11 +238,12 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         names = np.asarray(self.labels_, dtype=object)[out]
         return [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
 
-    def parse(self, X, *, tags=None, voted: bool = False, labels: bool = True
+    def parse(self, X, *, tags=None, tagger=None, voted: bool = False, labels: bool = True
               ) -> tuple[list[np.ndarray], list[list[str]] | None]:
-        """(heads, deprels) of sentences ``X``; deprels is None without a labeller (or with ``labels=False``)."""
+        """(heads, deprels) of sentences ``X`` (as in :meth:`predict`); deprels is None without a labeller (or with
+        ``labels=False``)."""
         self._check_fitted()
-        sents, _, data = self._prepare(X, tags)
+        sents, _, data = self._prepare(X, tags, tagger)
         flat = self._flat_heads(data, voted)
         heads = unflatten(flat, data.offsets, root=True)
         rels = self._deprels(data, flat) if labels and self.label_coef_ is not None else None
@@ -250,7 +253,7 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
         return self.evaluate(X)["uas"]
 
-    def evaluate(self, X, *, tags=None, voted: bool = False) -> dict:
+    def evaluate(self, X, *, tags=None, tagger=None, voted: bool = False) -> dict:
         """UAS and LAS, with punctuation (every word) and without (words whose gold UPOS is PUNCT excluded).
 
         Keys: ``uas``, ``las`` (punctuation included), ``uas_no_punct``, ``las_no_punct``, ``words``,
@@ -259,7 +262,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """
         self._check_fitted()
         sents, source = sentences_of(X)
-        heads, rels = self.parse(sents, tags=tags, voted=voted)
+        gold_heads(sents, source)
+        heads, rels = self.parse(sents, tags=tags, tagger=tagger, voted=voted)
         return attachment_report(sents, source, heads, rels)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------

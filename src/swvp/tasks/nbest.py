@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from swvp._config import FLOAT, INT
-from swvp.data.textio import open_text
+from swvp.data.textio import display_name, read_text, split_lines
 from swvp.exceptions import DataError
 from swvp.tasks._kbest_kernels import chain_kbest, tree_kbest
 
@@ -54,12 +54,15 @@ def sequence_nbest(structure, w: np.ndarray, k: int, allowed: np.ndarray | None
     Raises ValueError naming the sentence when constraints leave it no label sequence."""
     off = structure.offsets
     S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = allowed is not None
-    mask = allowed if use else np.zeros((0, structure.K), np.bool_)
-    chain_kbest(structure, w, k, mask, use, out, scores, count)
+    try:
+        out = np.zeros((k, off[-1]), INT)
+        scores = np.full((S, k), -np.inf, FLOAT)
+        count = np.zeros(S, INT)
+        use = allowed is not None
+        mask = allowed if use else np.zeros((0, structure.K), np.bool_)
+        chain_kbest(structure, w, k, mask, use, out, scores, count)
+    except MemoryError:
+        _too_large(k, S, int(off[-1]))
     _check_found(count, _NONE_SEQ)
     return out, scores, count
 
@@ -69,13 +72,23 @@ def tree_nbest(structure, w: np.ndarray, k: int, fixed: np.ndarray | None
     """(heads of words (k, n_words), scores (S, k), count (S,)) of a tree structure; ``fixed`` int (n_words,)."""
     off = structure.offsets
     S = off.shape[0] - 1
-    out = np.zeros((k, off[-1]), INT)
-    scores = np.full((S, k), -np.inf, FLOAT)
-    count = np.zeros(S, INT)
-    use = fixed is not None
-    tree_kbest(structure, w, k, fixed if use else np.zeros(0, INT), use, out, scores, count)
+    try:
+        out = np.zeros((k, off[-1]), INT)
+        scores = np.full((S, k), -np.inf, FLOAT)
+        count = np.zeros(S, INT)
+        use = fixed is not None
+        tree_kbest(structure, w, k, fixed if use else np.zeros(0, INT), use, out, scores, count)
+    except MemoryError:
+        _too_large(k, S, int(off[-1]))
     _check_found(count, _NONE_TREE)
     return out, scores, count
+
+
+def _too_large(k: int, n_sentences: int, n_tokens: int):
+    """A k-best run that ran out of memory → one ValueError saying what to do (not numba's MemoryError)."""
+    raise ValueError(f"k={k}: the k-best lists of {n_sentences} sentences ({n_tokens} tokens) do not fit in memory "
+                     "(each sentence's search keeps up to k candidates for every position and state): use a smaller "
+                     "k") from None
 
 
 def _check_found(count: np.ndarray, msg: str) -> None:
@@ -93,37 +106,36 @@ def read_constraints(path: str | os.PathLike, kind: str) -> list[list]:
     cur: list = []
     lines: list[list[int]] = []
     cur_lines: list[int] = []
-    with open_text(path) as f:
-        for no, raw in enumerate(f, 1):
-            line = raw.rstrip("\r\n")
-            if line.startswith("#"):
-                continue
-            if not line.strip():
-                if cur:
-                    sents.append(cur)
-                    lines.append(cur_lines)
-                cur, cur_lines = [], []
-                continue
-            cols = line.split("\t")
-            value = cols[-1].strip()
-            if len(cols) > 1 and not all(c.strip() for c in cols):
-                raise DataError(os.fspath(path), no, "empty column")
-            if value == "_":
-                cur.append(None)
-            elif kind == "labels":
-                labels = tuple(v for v in value.split("|"))
-                if any(not v or v != v.strip() for v in labels):
-                    raise DataError(os.fspath(path), no, f"bad label set {value!r} (labels separated by '|')")
-                cur.append(labels)
-            else:
-                if not value.isdigit():
-                    raise DataError(os.fspath(path), no, f"bad head {value!r}: a non-negative integer or '_'")
-                cur.append(int(value))
-            cur_lines.append(no)
+    file = display_name(path)
+    for no, line in enumerate(split_lines(read_text(path))[0], 1):
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if cur:
+                sents.append(cur)
+                lines.append(cur_lines)
+            cur, cur_lines = [], []
+            continue
+        cols = line.split("\t")
+        value = cols[-1].strip()
+        if len(cols) > 1 and not all(c.strip() for c in cols):
+            raise DataError(file, no, "empty column")
+        if value == "_":
+            cur.append(None)
+        elif kind == "labels":
+            labels = tuple(v for v in value.split("|"))
+            if any(not v or v != v.strip() for v in labels):
+                raise DataError(file, no, f"bad label set {value!r} (labels separated by '|')")
+            cur.append(labels)
+        else:
+            if not value.isdigit():
+                raise DataError(file, no, f"bad head {value!r}: a non-negative integer or '_'")
+            cur.append(int(value))
+        cur_lines.append(no)
     if cur:
         sents.append(cur)
         lines.append(cur_lines)
-    return ConstraintList(sents, os.fspath(path), lines)
+    return ConstraintList(sents, file, lines)
 
 
 class ConstraintList(list):

@@ -23,6 +23,7 @@ from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
 from swvp.problems.chain import SequenceProblem
 from swvp.problems.latent import LatentSequenceProblem
+from swvp.tasks._inputs import check_columns, check_scored, token_sentences
 from swvp.tasks.base import (
     Estimator,
     checked_labels,
@@ -35,21 +36,15 @@ from swvp.tasks.base import (
 MODEL_KIND = "sequence-tagger"
 
 
-def _split_tokens(X) -> tuple[list[list[str]], list[list[str]] | None]:
-    """Sentences of words, or of (word, extra) pairs → (words, extra column or None)."""
-    X = list(X)
-    first = next((s[0] for s in X if len(s)), None)
-    if isinstance(first, (tuple, list)):
-        return [[t[0] for t in s] for s in X], [[t[1] for t in s] for s in X]
-    return [list(s) for s in X], None
-
-
 def _as_xy(X, y, extra):
-    """Accept a TaggedCorpus, or sentences (+ labels, + extra column)."""
+    """Accept a TaggedCorpus, or sentences (+ labels, + extra column), checked as :mod:`swvp.tasks._inputs` says."""
     if hasattr(X, "sentences") and hasattr(X, "labels"):
-        return X.sentences, (X.labels if y is None else y), (X.pos if extra is None else extra)
-    words, ex = _split_tokens(X)
-    return words, y, (ex if extra is None else extra)
+        words = X.sentences
+        labels = X.labels if y is None else check_columns(words, y, "label")
+        return words, labels, (X.pos if extra is None else check_columns(words, extra, "extra"))
+    words, ex = token_sentences(X)
+    return (words, None if y is None else check_columns(words, y, "label"),
+            ex if extra is None else check_columns(words, extra, "extra"))
 
 
 class SequenceTagger(Estimator):
@@ -107,7 +102,7 @@ class SequenceTagger(Estimator):
             raise ValueError(f"order must be 1 or 2, got {self.order!r}")
         words, labels, extra = _as_xy(X, y, extra)
         if labels is None:
-            raise ValueError("fit needs labels")
+            raise ValueError("fit needs the gold labels y (or a TaggedCorpus)")
         if not words:
             raise ValueError("fit needs at least one sentence")
         self.labels_ = sorted({t for s in labels for t in s})
@@ -125,6 +120,8 @@ class SequenceTagger(Estimator):
         dev_problem = None
         if dev is not None:
             dw, dl, dx = _as_xy(*(dev if isinstance(dev, tuple) else (dev, None)), None)
+            if dl is None:
+                raise ValueError("dev must be (X, y) or a TaggedCorpus: its labels select the epoch")
             dev_problem = self._problem(dw, dx, self._encode(dl, strict=False))
         self._has_dev = dev_problem is not None
 
@@ -271,6 +268,9 @@ class SequenceTagger(Estimator):
     def score(self, X, y=None, *, extra=None) -> float:
         """Token accuracy on (X, y)."""
         words, labels, extra = _as_xy(X, y, extra)
+        if labels is None:
+            raise ValueError("score needs the gold labels y (or a TaggedCorpus)")
+        check_scored(words)
         return token_accuracy(labels, self.predict(words, extra=extra))
 
     def evaluate(self, X, y=None, *, extra=None, source: str | None = None, allow_unknown_labels: bool = False
@@ -284,6 +284,9 @@ class SequenceTagger(Estimator):
         """
         self._check_fitted()
         words, labels, extra = _as_xy(X, y, extra)
+        if labels is None:
+            raise ValueError("evaluate needs the gold labels y (or a TaggedCorpus)")
+        check_scored(words, "evaluate")
         unknown = 0
         for i, sent in enumerate(labels):
             for j, t in enumerate(sent):

@@ -146,15 +146,18 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def parse(self, X, *, tags=None, beam: int | None = None) -> tuple[list[np.ndarray], list[list[str]]]:
+    def parse(self, X, *, tags=None, tagger=None, beam: int | None = None
+              ) -> tuple[list[np.ndarray], list[list[str]]]:
         """(heads, deprels) of sentences ``X``: head vectors (int64, n + 1, ``heads[0] = −1``) and DEPREL lists.
 
-        ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output). ``beam``:
-        decode with another beam width than the learner's.
+        ``X``: a CoNLL-U path, a corpus, sentence objects, or token lists (of words, or of (word, tag) pairs).
+        ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output); ``tagger``:
+        a fitted :class:`~swvp.tasks.tagger.SequenceTagger` whose predictions are the tags. ``beam``: decode with
+        another beam width than the learner's.
         """
         self._check_fitted()
         sents, _ = sentences_of(X)
-        sents = with_tags(sents, self.tags, tags)
+        sents = with_tags(sents, self.tags, tags, tagger)
         problem = self.decoding_problem(sents, gold=False)
         data = problem.data
         search = self._search() if beam is None else Beam(size=int(beam))
@@ -171,19 +174,20 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
             self._check_fitted()
         return TransitionProblem(self.features_.transform(sentences, gold=gold), self._model(), dp=self.dp)
 
-    def predict(self, X, *, tags=None, beam: int | None = None) -> list[np.ndarray]:
-        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``."""
-        return self.parse(X, tags=tags, beam=beam)[0]
+    def predict(self, X, *, tags=None, tagger=None, beam: int | None = None) -> list[np.ndarray]:
+        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X`` (as in :meth:`parse`)."""
+        return self.parse(X, tags=tags, tagger=tagger, beam=beam)[0]
 
     def score(self, X, y=None) -> float:
         """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
         return self.evaluate(X)["uas"]
 
-    def evaluate(self, X, *, tags=None, beam: int | None = None) -> dict:
+    def evaluate(self, X, *, tags=None, tagger=None, beam: int | None = None) -> dict:
         """UAS and LAS with and without punctuation (:func:`swvp.tasks._parsing.attachment_report`)."""
         self._check_fitted()
         sents, source = sentences_of(X)
-        heads, rels = self.parse(sents, tags=tags, beam=beam)
+        gold_heads(sents, source)
+        heads, rels = self.parse(sents, tags=tags, tagger=tagger, beam=beam)
         return attachment_report(sents, source, heads, rels)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
