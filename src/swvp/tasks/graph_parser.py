@@ -269,6 +269,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """
         self._check_fitted()
         sents, source = sentences_of(X)
+        if tags is None:
+            check_tag_column(sents, self.tags, source, training=False)
         heads, rels = self.parse(sents, tags=tags, voted=voted)
         return attachment_report(sents, source, heads, rels, self.labels_)
 

@@ -395,7 +395,9 @@ class Reranker(Estimator):
 
     def parse(self, X, *, tags=None):
         """Parser base: (reranked heads, DEPREL from the base's labeller or None); ``tags`` as in :meth:`predict`."""
-        sents, _ = sentences_of(X)
+        sents, source = sentences_of(X)
+        if tags is None:
+            check_tag_column(sents, self.base_.tags, source, training=False)
         heads = self.predict(sents, tags=tags)
         rels = None
         if self.base_.label_coef_ is not None:

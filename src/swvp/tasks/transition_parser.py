@@ -193,6 +193,8 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         """UAS and LAS with and without punctuation (:func:`swvp.tasks._parsing.attachment_report`)."""
         self._check_fitted()
         sents, source = sentences_of(X)
+        if tags is None:
+            check_tag_column(sents, self.tags, source, training=False)
         heads, rels = self.parse(sents, tags=tags, beam=beam)
         return attachment_report(sents, source, heads, rels, [*self.features_.labels, self.root_label])
 
