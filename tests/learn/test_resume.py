@@ -158,3 +158,21 @@ def test_chunks_do_not_change_the_weights():
         plain = pool.submit(lambda: learner("voted").train(problem)).result()
     chunked = learner("voted").train(problem)
     same(plain, chunked)
+
+
+def test_ctrl_c_without_a_progress_callback_stops_within_the_epoch():
+    """Deferred Ctrl-C alone (no progress reported) still cuts epochs into chunks: a stop waits at most one."""
+    problem = noisy_problem(5, n_sent=200)
+    real, calls = problem.run_epoch, []
+
+    def run_epoch(*args, **kwargs):
+        calls.append(1)
+        real(*args, **kwargs)
+        if len(calls) == 2:
+            ctrl_c()
+
+    problem.run_epoch = run_epoch
+    cut = learner("csp").train(problem)
+    del problem.run_epoch
+    assert cut.interrupted and cut.epochs_run == 0 and 0 < cut.partial.done < 200 and len(calls) == 2
+    same(learner("csp").train(problem, resume=through_file(cut)), learner("csp").train(problem))

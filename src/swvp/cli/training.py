@@ -30,6 +30,8 @@ class EpochBar:
         self.best: tuple[float, int] | None = None
 
     def progress(self, epoch: int, done: int, total: int, stats) -> None:
+        if not self.enabled:
+            return
         if self.bar is None:
             from tqdm.auto import tqdm
 
@@ -93,7 +95,7 @@ def fit_and_save(estimator, args, fit_args: tuple, fit_kwargs: dict, *, epoch_li
 
     with _interrupt.deferred(notice=_notice):
         try:
-            estimator.fit(*fit_args, on_epoch=on_epoch, on_progress=bar.progress if bar.enabled else None,
+            estimator.fit(*fit_args, on_epoch=on_epoch, on_progress=bar.progress,  # 50 chunks an epoch, bar or not
                           resume=getattr(args, "resume", None), **fit_kwargs)
         finally:
             bar.close()

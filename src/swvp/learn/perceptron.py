@@ -186,15 +186,19 @@ class Perceptron(Params):
 
 class SequentialRunner:
     """Epochs of the ordinary (sequential) perceptron: one compiled pass, in chunks when progress is reported or
-    Ctrl-C deferred (the chunks give the same weights as one pass)."""
+    Ctrl-C deferred (the chunks give the same weights as one pass). Progress comes in :attr:`CHUNKS` chunks per
+    epoch; for Ctrl-C alone, chunks grow until each takes about :attr:`CHUNK_SECONDS` (the calls cost little)."""
 
-    #: chunks per epoch when progress is reported or Ctrl-C deferred
+    #: chunks per epoch when progress is reported
     CHUNKS = 50
+    #: the time a chunk should take when only Ctrl-C needs them (the longest wait for a stop)
+    CHUNK_SECONDS = 0.2
 
     def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes, weights: WeightTable | None):
         self.learner, self.problem, self.search, self.codes = learner, problem, search, codes
         self.table = weights if weights is not None else WeightTable(problem.weight_size)
         self.order = np.arange(problem.n_examples, dtype=INT)
+        self.step = max(1, -(-problem.n_examples // self.CHUNKS))
 
     def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult,
                   partial: PartialEpoch | None = None) -> EpochStats | None:
@@ -217,15 +221,21 @@ class SequentialRunner:
             cap = problem.log_capacity(self.codes)
             log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
                    "updates": np.zeros(2 * n, INT)}
-        step = n if on_progress is None and not _interrupt.active() else max(1, -(-n // self.CHUNKS))
-        done = start
-        for lo in range(start, max(n, 1), step):
+        adaptive = on_progress is None
+        step = max(n, 1) if adaptive and not _interrupt.active() else self.step
+        done = lo = start
+        while True:
             if lo > start and _interrupt.requested():
                 break
+            t0 = time.perf_counter()
             problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
-            done = min(lo + step, n)
+            lo = done = min(lo + step, n)
             if on_progress is not None:
                 on_progress(epoch, done, n, stats)
+            elif adaptive and time.perf_counter() - t0 < self.CHUNK_SECONDS / 2 and step < n:
+                step = self.step = min(n, 2 * step)
+            if lo >= n:
+                break
         if learner.voted:
             if stats[STAT_LOG_OVERFLOW]:
                 raise RuntimeError("voted perceptron log overflow (a bug: the capacity bound is too small)")
