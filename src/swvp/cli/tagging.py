@@ -148,8 +148,12 @@ def _fit_worker(args, beta, data):
     """One β of a grid in a worker process (Ctrl-C there stops it like a plain run; the parent keeps the best)."""
     (train, dev), fmt = data
     tagger = _tagger(args, beta, fmt)
-    tagger.fit(train, dev=dev)
+    tagger.fit(train, dev=dev, on_progress=_no_progress)  # 50 chunks an epoch: Ctrl-C stops within one
     return beta, tagger
+
+
+def _no_progress(epoch, done, total, stats) -> None:
+    pass
 
 
 def _grid(args, data):
