@@ -9,7 +9,7 @@ import signal
 import numpy as np
 import pytest
 
-from swvp.exceptions import DataError
+from swvp.exceptions import DataError, ModelFormatError
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
 from swvp.persistence import load_model
@@ -108,6 +108,10 @@ def test_resume_refuses_other_settings_or_data(data, tmp_path):
     est.save(tmp_path / "plain.npz")
     with pytest.raises(ValueError, match="holds no training state"):
         tagger().fit(X, Y, resume=tmp_path / "plain.npz", **kwargs)
+    damaged = SequenceTagger.load(tmp_path / "c.npz")
+    del damaged._checkpoint[0]["rng"]
+    with pytest.raises(ModelFormatError, match="inconsistent training state"):
+        tagger().fit(X, Y, resume=damaged, **kwargs)
 
 
 @pytest.mark.parametrize("kind", ["tagger", "graph"])

@@ -7,6 +7,8 @@ generator's state, the history and best dev epoch (score and weights), the voted
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from swvp._config import FLOAT, INT
@@ -48,8 +50,9 @@ def checkpoint_result(meta: dict, arrays: dict[str, np.ndarray], size: int) -> T
         getattr(table, name)[:] = a
     table.c = int(meta["c"])
     history = []
+    fields = {f.name for f in dataclasses.fields(EpochStats)}
     for d in meta["history"]:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k in fields}  # statistics a newer or older swvp records are left out
         for k in _NAN_FIELDS:
             if d.get(k) is None:
                 d[k] = float("nan")

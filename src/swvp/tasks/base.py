@@ -274,7 +274,10 @@ class Estimator(Params):
         meta, arrays = state
         if meta.get("data") != digest:
             raise ValueError(f"{name} was trained on other training or dev data")
-        return checkpoint_result(meta, arrays, size)
+        try:
+            return checkpoint_result(meta, arrays, size)
+        except (KeyError, TypeError, IndexError) as err:
+            raise ModelFormatError(f"{name}: incomplete or inconsistent training state ({err!r})") from err
 
     @classmethod
     def load(cls, path: str | os.PathLike):
