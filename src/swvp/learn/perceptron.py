@@ -81,8 +81,8 @@ class Perceptron(Params):
         next chunk boundary, or after the dev scoring and ``on_epoch`` of an epoch that was ending, and keeps
         everything learned so far (``interrupted=True``; a second Ctrl-C raises KeyboardInterrupt at once).
         ``weights``: the initial weight table. ``resume``: a result returned earlier (or read from a checkpoint)
-        to continue: the same problem, dev set and settings then give the weights an uninterrupted run gives.
-        One loop for both epoch runners: sequential, or parameter mixing.
+        to continue (its weight table goes on in place): the same problem, dev set and settings then give the weights
+        an uninterrupted run gives. One loop for both epoch runners: sequential, or parameter mixing.
         """
         if int(self.epochs) < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
