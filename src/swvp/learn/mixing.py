@@ -214,7 +214,8 @@ class MixingRunner:
     holds the lazy sums over epochs plus the shards' within-epoch averaging terms.
     """
 
-    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes):
+    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes,
+                 weights: WeightTable | None = None):
         mixing: ParameterMixing = learner.mixing
         mixing.check(problem.n_examples)
         if learner.voted:
@@ -223,10 +224,13 @@ class MixingRunner:
         self.shards = make_shards(problem.n_examples, int(mixing.shards), learner.random_state)
         sizes = np.array([s.shape[0] for s in self.shards], FLOAT)
         self.mu = sizes / sizes.sum() if mixing.mu == "size" else np.full(len(self.shards), 1.0 / len(self.shards))
-        self.table = WeightTable(problem.weight_size)
+        self.table = weights if weights is not None else WeightTable(problem.weight_size)
         self.executor = _ShardExecutor(mixing.scheduler, len(self.shards), problem)
 
-    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
+    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult,
+                  partial=None) -> EpochStats:
+        """One epoch of every shard, mixed. Deferred Ctrl-C lets the shards finish it (their threads cannot be
+        stopped), so an epoch is never cut half-way (``partial`` is always None)."""
         orders = [s[rng.permutation(s.shape[0])] if self.learner.shuffle else s for s in self.shards]
         stats = np.zeros(N_STATS, FLOAT)
         search_stats = self.search.new_stats()

@@ -29,6 +29,7 @@ from swvp.problems.tree import TreeProblem, decoder_code
 from swvp.tasks._parsing import (
     BestEpochWeights,
     attachment_report,
+    check_tag_column,
     dense_weights,
     gold_heads,
     sentences_of,
@@ -36,7 +37,7 @@ from swvp.tasks._parsing import (
     unflatten,
     with_tags,
 )
-from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
+from swvp.tasks.base import Estimator, checked_labels, learner_from_settings, problem_digest
 
 MODEL_KIND = "graph-parser"
 
@@ -93,18 +94,20 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-            on_progress: Callable | None = None) -> GraphDependencyParser:
+            on_progress: Callable | None = None, resume=None) -> GraphDependencyParser:
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS).
         ``y`` is ignored (the trees are in ``X``; it is there for scikit-learn's ``fit(X, y)``).
 
         Gold data that is not a single-rooted tree (cycle, several roots, missing or out-of-range HEAD)
-        raises :class:`~swvp.exceptions.DataError` naming the file and line.
+        raises :class:`~swvp.exceptions.DataError` naming the file and line. ``resume``: a checkpoint to continue
+        (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
         """
         self._validate()
         sents, source = sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
         heads = gold_heads(sents, source)
+        check_tag_column(sents, self.tags, source, training=True)
         self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits,
                                      tag_features=self.tag_features).fit(sents)
         data = self.features_.transform(sents)
@@ -112,16 +115,20 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         dev_problem = None
         if dev is not None:
             dsents, dsource = sentences_of(dev)
+            check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = self._problem(self.features_.transform(dsents), gold_heads(dsents, dsource))
         # The labeller learns from gold trees only: trained first, so that every checkpoint holds it.
         self.labels_ = None
         self.label_coef_ = None
         if self.labeller:
             self._fit_labeller(sents, data, heads, source)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
         self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     def _finish(self, result: TrainResult) -> None:
@@ -165,6 +172,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
 
     def _prepare(self, X, tags, tagger=None):
         sents, source = sentences_of(X)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
         sents = with_tags(sents, self.tags, tags, tagger)
         return sents, source, self.features_.transform(sents)
 
@@ -172,7 +181,8 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         problem = self._problem(data)
         if voted:
             if self._voted is None:
-                raise ValueError("voted prediction needs a learner trained with voted=True")
+                raise ValueError("this model holds no voted perceptron (train it with a learner with voted=True; "
+                                 "swvp train --voted)")
             return self._voted.predict(problem.decode, data.offsets)
         return problem.decode(self.coef_)
 
@@ -263,8 +273,10 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         self._check_fitted()
         sents, source = sentences_of(X)
         gold_heads(sents, source)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
         heads, rels = self.parse(sents, tags=tags, tagger=tagger, voted=voted)
-        return attachment_report(sents, source, heads, rels)
+        return attachment_report(sents, source, heads, rels, self.labels_)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -27,7 +27,15 @@ from swvp._config import FLOAT, INT
 from swvp.features.rerank import tag_features, tree_features
 from swvp.learn.ranking import CandidateLists, choose, rerank_boost, rerank_perceptron, rerank_svm
 from swvp.persistence import save_model
-from swvp.tasks._parsing import dense_weights, gold_heads, sentences_of, sparse_weights
+from swvp.tasks._parsing import (
+    attachment_report,
+    check_tag_column,
+    dense_weights,
+    gold_heads,
+    sentences_of,
+    sparse_weights,
+    with_tags,
+)
 from swvp.tasks.base import _SKIP, Estimator, encode, learner_settings
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.nbest import sequence_nbest, tree_nbest
@@ -48,8 +56,12 @@ def _crc(strings) -> np.ndarray:
 class _Trees:
     """Parser inputs: sentences (with gold heads for training), candidates from Eisner k-best."""
 
-    def __init__(self, X):
+    def __init__(self, X, tags=None, column: str = "upos"):
         self.sents, self.source = sentences_of(X)
+        if tags is None:
+            check_tag_column(self.sents, column, self.source, training=False)
+        else:  # e.g. a tagger's output, for every use of the POS column (base lists and rerank features)
+            self.sents = with_tags(self.sents, column, tags)
 
     def __len__(self):
         return len(self.sents)
@@ -194,10 +206,14 @@ class Reranker(Estimator):
             return "tree"
         if isinstance(base, SequenceTagger):
             return "chain"
-        raise ValueError(f"base must be a SequenceTagger or a GraphDependencyParser, got {base!r}")
+        raise ValueError(f"base must be a SequenceTagger or a GraphDependencyParser, got a {type(base).__name__}")
 
-    def _inputs(self, X, y=None, extra=None):
-        return _Trees(X) if self.kind_ == "tree" else _Tags(X, y, extra)
+    def _inputs(self, X, y=None, extra=None, tags=None):
+        if self.kind_ == "tree":
+            return _Trees(X, tags, self.base.tags)
+        if tags is not None:
+            raise ValueError("tags= applies to a reranker of a parser")
+        return _Tags(X, y, extra)
 
     def _gold(self, items, base) -> np.ndarray:
         return items.gold() if self.kind_ == "tree" else items.gold(base)
@@ -338,11 +354,12 @@ class Reranker(Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def rerank(self, X, y=None, *, extra=None, k: int | None = None) -> dict:
+    def rerank(self, X, y=None, *, extra=None, k: int | None = None, tags=None) -> dict:
         """Decode ``X``: the base k-best lists, the chosen candidate of each, and (with gold data) the quality of
-        the base 1-best, the oracle and the chosen candidates. Returns a dict of flat arrays."""
+        the base 1-best, the oracle and the chosen candidates. Returns a dict of flat arrays. ``tags`` (a parser
+        base): one POS list per sentence instead of the file's column, e.g. a tagger's output."""
         self._check_fitted()
-        items = self._inputs(X, y, extra)
+        items = self._inputs(X, y, extra, tags)
         has_gold = self.kind_ == "tree" and all(getattr(s, "heads", None) is not None for s in items.sents) \
             or self.kind_ == "chain" and items.labels is not None
         gold = self._gold(items, self.base_) if has_gold else None
@@ -365,9 +382,10 @@ class Reranker(Estimator):
             flat[off[s]:off[s + 1]] = out[rank[s], off[s]:off[s + 1]]
         return flat
 
-    def predict(self, X, *, extra=None, k: int | None = None):
-        """The reranked output of every sentence: label lists (tagger base) or head vectors (parser base)."""
-        res = self.rerank(X, extra=extra, k=k)
+    def predict(self, X, *, extra=None, k: int | None = None, tags=None):
+        """The reranked output of every sentence: label lists (tagger base) or head vectors (parser base; ``tags``:
+        POS from a tagger instead of the file's column)."""
+        res = self.rerank(X, extra=extra, k=k, tags=tags)
         flat = self._flat(res)
         off = res["offsets"]
         if self.kind_ == "tree":
@@ -375,13 +393,15 @@ class Reranker(Estimator):
         names = np.asarray(self.base_.labels_, dtype=object)[flat]
         return [names[off[i]:off[i + 1]].tolist() for i in range(off.shape[0] - 1)]
 
-    def parse(self, X):
-        """Parser base: (reranked heads, DEPREL from the base's labeller or None)."""
-        sents, _ = sentences_of(X)
-        heads = self.predict(sents)
+    def parse(self, X, *, tags=None):
+        """Parser base: (reranked heads, DEPREL from the base's labeller or None); ``tags`` as in :meth:`predict`."""
+        sents, source = sentences_of(X)
+        if tags is None:
+            check_tag_column(sents, self.base_.tags, source, training=False)
+        heads = self.predict(sents, tags=tags)
         rels = None
         if self.base_.label_coef_ is not None:
-            rels = self.base_.predict_deprels(sents, heads)
+            rels = self.base_.predict_deprels(sents, heads, tags=tags)
         return heads, rels
 
     def score(self, X, y=None, *, extra=None) -> float:
@@ -389,28 +409,20 @@ class Reranker(Estimator):
         ev = self.evaluate(X, y, extra=extra)
         return ev["uas"] if self.kind_ == "tree" else ev["accuracy"]
 
-    def evaluate(self, X, y=None, *, extra=None) -> dict:
-        """Reranked, base 1-best and oracle scores on gold data (UAS/LAS with and without punctuation for parsers,
-        token accuracy for taggers)."""
-        res = self.rerank(X, y, extra=extra)
+    def evaluate(self, X, y=None, *, extra=None, tags=None) -> dict:
+        """Reranked, base 1-best and oracle scores on gold data (for parsers UAS and LAS with and without punctuation,
+        :func:`~swvp.tasks._parsing.attachment_report`; for taggers token accuracy). ``tags`` as in :meth:`predict`."""
+        res = self.rerank(X, y, extra=extra, tags=tags)
         q = res["quality"]
         parts = max(q["parts"], 1)
         out = {"k": int(self.k), "learner": self.learner, "sentences": int(res["offsets"].shape[0] - 1),
                "base_weight": self.alpha_}
         if self.kind_ == "tree":
-            from swvp.metrics import attachment_scores
-
-            sents = res["items"].sents
-            heads = self.predict(sents)
-            gold = [np.asarray(s.heads, INT) for s in sents]
-            rels = self.base_.predict_deprels(sents, heads) if self.base_.label_coef_ is not None else None
-            gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
-            punct = [np.asarray(s.upos, dtype=object) == "PUNCT" for s in sents]
-            w = attachment_scores(gold, heads, gold_rels, rels)
-            wo = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
-            out.update({"uas": w["uas"], "las": w.get("las"), "uas_no_punct": wo["uas"],
-                        "las_no_punct": wo.get("las"), "base_uas": q["base"] / parts,
-                        "oracle_uas": q["oracle"] / parts, "words": q["parts"]})
+            sents, source = sentences_of(X)  # the gold file's own POS decides what is punctuation
+            heads = self.predict(sents, tags=tags)
+            rels = self.base_.predict_deprels(sents, heads, tags=tags) if self.base_.label_coef_ is not None else None
+            out.update(attachment_report(sents, source, heads, rels, self.base_.labels_))
+            out.update({"base_uas": q["base"] / parts, "oracle_uas": q["oracle"] / parts})
         else:
             out.update({"accuracy": q["reranked"] / parts, "base_accuracy": q["base"] / parts,
                         "oracle_accuracy": q["oracle"] / parts, "tokens": q["parts"]})

@@ -27,6 +27,7 @@ from swvp.problems.transition import TransitionProblem
 from swvp.tasks._parsing import (
     BestEpochWeights,
     attachment_report,
+    check_tag_column,
     dense_weights,
     gold_heads,
     sentences_of,
@@ -34,7 +35,7 @@ from swvp.tasks._parsing import (
     unflatten,
     with_tags,
 )
-from swvp.tasks.base import Estimator, checked_labels
+from swvp.tasks.base import Estimator, checked_labels, problem_digest
 from swvp.transition.arc_standard import gold_actions
 from swvp.transition.beam import TransitionModel
 
@@ -108,14 +109,17 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-            on_progress: Callable | None = None) -> TransitionDependencyParser:
+            on_progress: Callable | None = None, resume=None) -> TransitionDependencyParser:
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS, every
-        word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line)."""
+        word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line).
+        ``resume``: a checkpoint to continue (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
+        """
         self._validate()
         sents, source = sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
         gold_heads(sents, source)  # validates every tree, naming file and line
+        check_tag_column(sents, self.tags, source, training=True)
         if any(getattr(s, "deprels", None) is None for s in sents):
             raise ValueError("training needs a DEPREL column")
         self.features_ = TransitionFeatures(tags=self.tags, root_label=self.root_label,
@@ -131,11 +135,15 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         if dev is not None:
             dsents, dsource = sentences_of(dev)
             gold_heads(dsents, dsource)
+            check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = TransitionProblem(self.features_.transform(dsents), model, dp=self.dp)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
         self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     def _model(self) -> TransitionModel:
@@ -156,7 +164,9 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         another beam width than the learner's.
         """
         self._check_fitted()
-        sents, _ = sentences_of(X)
+        sents, source = sentences_of(X)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
         sents = with_tags(sents, self.tags, tags, tagger)
         problem = self.decoding_problem(sents, gold=False)
         data = problem.data
@@ -187,8 +197,10 @@ class TransitionDependencyParser(BestEpochWeights, Estimator):
         self._check_fitted()
         sents, source = sentences_of(X)
         gold_heads(sents, source)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
         heads, rels = self.parse(sents, tags=tags, tagger=tagger, beam=beam)
-        return attachment_report(sents, source, heads, rels)
+        return attachment_report(sents, source, heads, rels, [*self.features_.labels, self.root_label])
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
