@@ -6,8 +6,9 @@ For each treebank, on its gold tokenization (so that only the stage under study 
 * morphology: the joint UPOS|XPOS|FEATS candidate tagger with the ``morph`` templates (the default), the same with
   the ``pos`` templates, and three separate candidate taggers (one column each); dev accuracy of UPOS, XPOS, UFeats
   and AllTags, training CPU seconds;
-* parser (transition, default templates, beam 8): trained on gold tags or on 10-fold jack-knifed tags, reading
-  UPOS alone, UPOS+Case or UPOS+Case+VerbForm; UAS / LAS / MLAS on dev tagged by the default tagger;
+* parser — transition (default templates, beam 8, ``--parser-epochs``; non-projective training trees lifted, or
+  skipped) and graph (Eisner, order 2, 10 epochs): trained on gold tags or on 10-fold jack-knifed tags, reading UPOS
+  alone, UPOS+Case or UPOS+Case+VerbForm; UAS / LAS / MLAS on dev tagged by the default tagger;
 * lemmatizer: accuracy on dev with gold and with predicted UPOS, overall and on the words whose form is unseen in
   training.
 
@@ -35,6 +36,7 @@ from swvp.data.text import Document
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
 from swvp.tasks._candidates import as_document
+from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline import _fold_sentences, parser_view, unfitted
@@ -118,12 +120,21 @@ def parsing(train: Document, dev: Document, tagger: MorphologicalTagger, dev_pat
     jk_cpu = cpu() - t0
     tagged_dev = tagger.annotate(copy.deepcopy(dev))
     rows = {}
-    for tags, tag_features in (("jack-knifed", ("Case", "VerbForm")), ("gold", ("Case", "VerbForm")),
-                               ("jack-knifed", ("Case",)), ("jack-knifed", ())):
-        name = f"{tags} tags, reads UPOS{''.join('+' + f for f in tag_features)}"
+    case_verbform = ("Case", "VerbForm")
+    for kind, tags, tag_features, nonprojective in (
+            ("transition", "jack-knifed", case_verbform, "lift"), ("transition", "gold", case_verbform, "lift"),
+            ("transition", "jack-knifed", case_verbform, "skip"), ("transition", "jack-knifed", ("Case",), "lift"),
+            ("transition", "jack-knifed", (), "lift"), ("graph", "jack-knifed", case_verbform, None),
+            ("graph", "gold", case_verbform, None)):
+        name = f"{kind}, {tags} tags, reads UPOS{''.join('+' + f for f in tag_features)}"
+        if nonprojective == "skip":
+            name += ", non-projective trees skipped"
         t0 = cpu()
-        parser = TransitionDependencyParser(tag_features=tag_features, learner=Perceptron(
-            search=Beam(8, "max-violation"), epochs=epochs))
+        if kind == "transition":
+            parser = TransitionDependencyParser(tag_features=tag_features, nonprojective=nonprojective,
+                                                learner=Perceptron(search=Beam(8, "max-violation"), epochs=epochs))
+        else:
+            parser = GraphDependencyParser(order=2, tag_features=tag_features, learner=Perceptron(epochs=10))
         parser.fit(parser_view(jk if tags == "jack-knifed" else train), dev=parser_view(tagged_dev))
         fit_cpu = cpu() - t0
         heads, rels = parser.parse(parser_view(tagged_dev))

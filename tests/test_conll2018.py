@@ -244,8 +244,10 @@ def test_what_the_scorer_does_not_check_is_a_data_error_too(write):
 
 
 def test_swvp_reading_policy_applies(write):
-    bad = write("crlf.conllu", DOG.replace("\n", "\r\n"))
-    with pytest.raises(DataError, match="CRLF") as err:
+    dos = write("crlf.conllu", "\ufeff" + DOG.replace("\n", "\r\n"))
+    assert evaluate(dos, DOG) == evaluate(DOG, DOG)
+    bad = write("cr.conllu", DOG.replace("\n", "\r", 1))
+    with pytest.raises(DataError, match="carriage return") as err:
         evaluate(bad, DOG)
     assert err.value.line == 1
     with pytest.raises(FileNotFoundError):

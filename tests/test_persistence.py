@@ -208,12 +208,12 @@ def _tail_cut(path, src):
 
 def _not_zip(path, src):
     path.write_text("1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n")
-    return "damaged or unreadable"
+    return "not a swvp model file (a model is an .npz archive; this file is not one)"
 
 
 def _empty(path, src):
     path.write_bytes(b"")
-    return "damaged or unreadable"
+    return "not a swvp model file (a model is an .npz archive"
 
 
 def _no_meta(path, src):

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from udtools import udeval
 
 from swvp.data.text import Document
-from swvp.data.textio import read_bytes, read_text
+from swvp.data.textio import display_name, read_bytes, read_text
 from swvp.exceptions import DataError
 
 __all__ = ["METRICS", "evaluate", "format_table", "validate"]
@@ -50,7 +50,7 @@ def _name(source, role: str) -> str:
     if isinstance(source, Document) or _is_text(source):
         return f"<{role}>"
     if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
+        return display_name(source)
     raise TypeError(f"{role}: a path, CoNLL-U text or a Document, not {type(source).__name__}")
 
 

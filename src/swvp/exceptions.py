@@ -1,4 +1,4 @@
-"""The error types users catch: bad input data, bad model files, use before fit."""
+"""The error types users catch: bad input data, bad model files, use before fit, a Dask cluster that cannot train."""
 
 from __future__ import annotations
 
@@ -32,3 +32,8 @@ class ModelFormatError(SwvpError, ValueError):
 
 class NotFittedError(SwvpError, AttributeError):
     """An estimator used before ``fit``."""
+
+
+class ClusterError(SwvpError, RuntimeError):
+    """Parameter mixing cannot run on a Dask cluster: ``dask.distributed`` is missing here, or the workers cannot
+    import swvp (or a module it needs). A runtime failure, not bad input: the message says what to install where."""

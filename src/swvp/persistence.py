@@ -131,6 +131,13 @@ def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, 
     if not path.is_file():
         raise ModelFormatError(f"{path}: no such model file")
     try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as err:
+        raise ModelFormatError(f"{path}: unreadable model file ({err.strerror or err})") from err
+    if magic[:2] != b"PK":  # not a zip archive, so not an .npz (numpy would suggest allow_pickle=True for it)
+        raise ModelFormatError(f"{path}: not a swvp model file (a model is an .npz archive; this file is not one)")
+    try:
         with np.load(path, allow_pickle=False) as npz:
             if _META not in npz.files:
                 raise ModelFormatError(f"{path}: not a swvp model file (no {_META} header)")

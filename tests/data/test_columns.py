@@ -131,14 +131,18 @@ def test_only_docstart(tmp_path):
     assert "no sentences" in err.msg
 
 
-def test_crlf(tmp_path):
-    err = bad(tmp_path, "a DT B-NP\nb NN I-NP\r\n")
-    assert err.line == 2 and "CRLF" in err.msg
+def test_crlf_and_bom_are_read_transparently_and_written_back_as_lf(tmp_path):
+    plain = "a DT B-NP\nb NN I-NP\n\nc NN B-NP\n"
+    path = write(tmp_path, "\ufeff" + plain.replace("\n", "\r\n"))
+    corpus = read_columns(path)
+    assert [s.forms for s in corpus] == [["a", "b"], ["c"]] and corpus.sentences[1].labels == ["B-NP"]
+    assert format_columns(corpus) == plain
+    assert format_columns(corpus, [["B-NP", "I-NP"], ["O"]]) == plain.replace("c NN B-NP", "c NN O")
 
 
-def test_bom(tmp_path):
-    err = bad(tmp_path, "\ufeffa DT B-NP\n")
-    assert err.line == 1 and "BOM" in err.msg
+def test_cr_inside_a_line(tmp_path):
+    err = bad(tmp_path, "a DT B-NP\nb NN\rI-NP\n")
+    assert err.line == 2 and "carriage return" in err.msg
 
 
 def test_double_space(tmp_path):

@@ -178,14 +178,24 @@ def test_comments_without_words(tmp_path):
     assert err.line == 15 and "word" in err.msg
 
 
-def test_crlf(tmp_path):
-    err = bad(tmp_path, "\n".join(SENT1[:3]) + "\r\n" + "\n".join(SENT1[3:]) + "\n\n")
-    assert err.line == 3 and "CRLF" in err.msg
+@pytest.mark.parametrize("dos", ["\ufeff" + GOOD.replace("\n", "\r\n"), "\ufeff" + GOOD,
+                                 GOOD.replace("\n", "\r\n", 3)], ids=["bom-crlf", "bom", "some-crlf"])
+def test_crlf_and_bom_are_read_transparently_and_written_back_as_lf(tmp_path, dos):
+    """The corpus of a file with a BOM and CRLF line endings is the corpus of the plain file; written back, it has
+    neither (CoNLL-U asks for LF and no BOM), with the same line numbers in errors."""
+    corpus, plain = read_conllu(write(tmp_path, dos)), read_conllu(write(tmp_path, GOOD, "plain.conllu"))
+    assert format_conllu(corpus) == GOOD and [s.forms for s in corpus.sentences] == [s.forms for s in plain.sentences]
+    assert [s.line_numbers for s in corpus.sentences] == [s.line_numbers for s in plain.sentences]
+    out = tmp_path / "out.conllu"
+    write_conllu(corpus, out, upos=[["X"] * len(s.forms) for s in corpus.sentences])
+    write_conllu(plain, tmp_path / "out-plain.conllu", upos=[["X"] * len(s.forms) for s in plain.sentences])
+    assert out.read_bytes() == (tmp_path / "out-plain.conllu").read_bytes()
+    assert b"\r" not in out.read_bytes() and not out.read_bytes().startswith(b"\xef\xbb\xbf")
 
 
-def test_bom(tmp_path):
-    err = bad(tmp_path, "\ufeff" + GOOD)
-    assert err.line == 1 and "BOM" in err.msg
+def test_cr_inside_a_line(tmp_path):
+    err = bad(tmp_path, "\n".join(SENT1[:3]) + "\r" + "\n".join(SENT1[3:]) + "\n\n")
+    assert err.line == 3 and "carriage return" in err.msg
 
 
 def test_whitespace_only_line(tmp_path):

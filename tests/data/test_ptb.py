@@ -174,9 +174,12 @@ def test_member_without_sentences(tmp_path, name):
     assert err.line == 1 and "no " in err.msg
 
 
-def test_crlf_in_member(tmp_path):
-    err = bad_member(tmp_path, "combined/wsj_0002.mrg", "( (S (NN a) ) )\r\n")
-    assert err.line == 1 and "CRLF" in err.msg
+def test_crlf_in_member_is_read_as_lf(tmp_path):
+    arch = make_tar(tmp_path / "a.tar.xz", {"combined/wsj_0001.mrg": MRG1,
+                                            "combined/wsj_0002.mrg": "\ufeff( (S (NN a) ) )\r\n"})
+    assert read_ptb_tagged(arch)[-1].forms == ["a"]
+    err = bad_member(tmp_path, "combined/wsj_0002.mrg", "( (S (NN a)\r ) )\n")
+    assert err.line == 1 and "carriage return" in err.msg
 
 
 def test_pos_token_without_tag(tmp_path):

@@ -138,3 +138,76 @@ def test_training_paragraphs_token_with_a_space():
 def test_training_paragraphs_newdoc_starts_a_paragraph():
     text = conllu(sent(["a"], marks=("newdoc",)), sent(["b"]), sent(["c"], marks=("newdoc",)))
     assert [p.text for p in training_paragraphs(parse_conllu(text))] == ["a b", "c"]
+
+
+# ------------------------------------------------------------------------------- the document model and its writer
+DOC = """# newdoc id = d1
+# newpar
+# sent_id = a1
+# text = I don't know.
+# genre = email
+1\tI\tI\tPRON\tPRP\tCase=Nom\t3\tnsubj\t3:nsubj\t_
+2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+2\tdo\tdo\tAUX\tVBP\t_\t4\taux\t4:aux\t_
+3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t4:advmod\t_
+4\tknow\tknow\tVERB\tVB\tVerbForm=Inf\t0\troot\t0:root\tGloss=x|SpaceAfter=No
+4.1\tknow\tknow\tVERB\tVB\t_\t_\t_\t4:conj\t_
+5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t4:punct\t_
+
+# sent_id = a2
+# text = Fine.
+1\tFine\tfine\tADJ\tJJ\tDegree=Pos\t0\troot\t0:root\tSpaceAfter=No
+2\t.\t.\tPUNCT\t.\t_\t1\tpunct\t1:punct\t_
+
+"""
+
+
+def test_document_from_conllu_reads_tokens_words_and_marks():
+    from swvp.data.conllu import parse_conllu
+    from swvp.data.text import document_from_conllu
+
+    doc = document_from_conllu(parse_conllu(DOC, file="x.conllu"))
+    s0, s1 = doc.sentences
+    assert (s0.sent_id, s0.newdoc, s0.newpar, s0.comments) == ("a1", "d1", True, ["# genre = email"])
+    assert [t.form for t in s0.tokens] == ["I", "don't", "know", "."] and s0.tokens[1].is_multiword
+    assert [w.form for w in s0.words] == ["I", "do", "n't", "know", "."]  # the empty node (4.1) is dropped
+    assert [t.space_after for t in s0.tokens] == [True, True, False, True]
+    assert s0.text == "I don't know." and s1.text == "Fine."
+    assert (s0.words[3].head, s0.words[3].feats, s0.words[3].line) == (0, "VerbForm=Inf", 10)  # its file line
+    assert doc.n_words == 7 and len(doc.words) == 7
+
+
+def test_to_conllu_writes_back_what_it_read_and_validates():
+    from swvp.conll2018 import validate
+    from swvp.data.conllu import parse_conllu
+    from swvp.data.text import document_from_conllu
+
+    out = document_from_conllu(parse_conllu(DOC)).to_conllu()
+    assert validate(out) == []
+    lines = out.split("\n")
+    assert "# newdoc id = d1" in lines and "# text = I don't know." in lines and "# genre = email" in lines
+    assert "4\tknow\tknow\tVERB\tVB\tVerbForm=Inf\t0\troot\t_\tGloss=x|SpaceAfter=No" in lines  # MISC order kept
+    assert "2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_" in lines and not any(ln.startswith("4.1") for ln in lines)
+    again = document_from_conllu(parse_conllu(out))
+    assert again.to_conllu() == out
+
+
+def test_to_conllu_numbers_sentences_and_refuses_bad_values():
+    from swvp.data.text import Document, Sentence, Token, Word
+
+    doc = Document([Sentence([Token("Hi", [Word("Hi")], space_after=False), Token("!", [Word("!")])])])
+    text = doc.to_conllu()
+    assert "# sent_id = 1" in text and "# text = Hi!" in text and "1\tHi\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No" in text
+    assert Document().to_conllu() == ""
+    doc.sentences[0].words[0].lemma = ""
+    with pytest.raises(ValueError, match="cannot be written"):
+        doc.to_conllu()
+
+
+def test_raw_text_of_conllu_joins_sentences_and_paragraphs():
+    from swvp.data.conllu import parse_conllu
+    from swvp.data.text import raw_text_of_conllu
+
+    assert raw_text_of_conllu(parse_conllu(DOC)) == "I don't know. Fine.\n"
+    two = DOC + DOC.replace("# newdoc id = d1\n", "").replace("a1", "b1").replace("a2", "b2")
+    assert raw_text_of_conllu(parse_conllu(two)) == "I don't know. Fine.\n\nI don't know. Fine.\n"

@@ -1,11 +1,14 @@
-"""Text IO policy: compression, strict UTF-8, BOM and CRLF rejected with file and line, atomic writes."""
+"""Text IO policy: compression, standard input, strict UTF-8, a BOM and CRLF read transparently (a CR inside a line
+rejected with file and line), atomic writes."""
 
 from __future__ import annotations
 
 import gzip
+import io
 import lzma
 import os
 import stat
+import sys
 
 import pytest
 
@@ -38,31 +41,49 @@ def test_read_text_plain_and_compressed(tmp_path, suffix):
         assert f.read() == TEXT
 
 
-def test_bom_raises_at_line_1(tmp_path):
-    path = tmp_path / "bom.txt"
-    path.write_bytes(b"\xef\xbb\xbfa b\n")
-    with pytest.raises(DataError) as err:
-        read_text(path)
-    assert err.value.file == str(path)
-    assert err.value.line == 1
-    assert "BOM" in err.value.msg
-
-
-def test_crlf_raises_at_first_crlf_line(tmp_path):
-    path = tmp_path / "dos.txt"
-    path.write_bytes(b"a\nb\nc\r\nd\r\n")
-    with pytest.raises(DataError) as err:
-        read_text(path)
-    assert (err.value.file, err.value.line) == (str(path), 3)
-    assert "dos2unix" in err.value.msg
+@pytest.mark.parametrize("suffix", ["", ".xz", ".gz"])
+def test_bom_and_crlf_are_read_transparently(tmp_path, suffix):
+    """As CoNLL-U tools read them: a leading BOM skipped, CRLF read as LF, in whole or in part of the file."""
+    for data in (b"\xef\xbb\xbfa b\n", b"a b\r\n", b"\xef\xbb\xbfa b\r\nc\r\n\r\nd", b"a b\nc\r\n\nd"):
+        path = tmp_path / f"f.txt{suffix}"
+        path.write_bytes(lzma.compress(data) if suffix == ".xz" else gzip.compress(data) if suffix == ".gz" else data)
+        expected = data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").decode()
+        assert read_text(path) == expected
+        with open_text(path) as f:
+            assert f.read() == expected
 
 
 def test_lone_cr_raises(tmp_path):
-    path = tmp_path / "cr.txt"
-    path.write_bytes(b"a\nb\rc\n")
+    for data, line in ((b"a\nb\rc\n", 2), (b"a\r\nb\r\nc\r\r\n", 3), (b"a\r", 1)):
+        path = tmp_path / "cr.txt"
+        path.write_bytes(data)
+        with pytest.raises(DataError, match="carriage return") as err:
+            read_text(path)
+        assert (err.value.file, err.value.line) == (str(path), line)
+
+
+def test_utf16_and_binary_stay_refused(tmp_path):
+    for data, what in (("a b\n".encode("utf-16"), "UTF-16"), ("a b\n".encode("utf-32"), "UTF-16 or UTF-32"),
+                       ("a b\n".encode("utf-16-le"), r"U\+0000"), (b"\x89PNG\r\n\x1a\n\x00\x00", "not valid UTF-8")):
+        path = tmp_path / "f.txt"
+        path.write_bytes(data)
+        with pytest.raises(DataError, match=what):
+            read_text(path)
+
+
+@pytest.mark.parametrize("compress", [None, lzma.compress, gzip.compress])
+def test_dash_is_standard_input_read_once(monkeypatch, compress):
+    """``-`` reads standard input (compressed data recognised by its magic number); a sniffer and the reader that
+    follows it see the same bytes, and errors name ``<stdin>``."""
+    data = "\ufeffx y\r\nz\n".encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(compress(data) if compress else data)))
+    with open_text("-") as f:
+        assert f.readline() == "x y\n"
+    assert read_text("-") == read_text("-") == "x y\nz\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"ok\nbad \xff\n")))
     with pytest.raises(DataError) as err:
-        read_text(path)
-    assert (err.value.file, err.value.line) == (str(path), 2)
+        read_text("-")
+    assert (err.value.file, err.value.line) == ("<stdin>", 2)
 
 
 def test_invalid_utf8_names_line(tmp_path):
@@ -89,7 +110,7 @@ def test_missing_file_is_file_not_found(tmp_path):
 
 def test_decode_text_uses_given_name():
     with pytest.raises(DataError) as err:
-        decode_text(b"x\r\n", "archive.tar[member]")
+        decode_text(b"x\ry\n", "archive.tar[member]")
     assert (err.value.file, err.value.line) == ("archive.tar[member]", 1)
 
 

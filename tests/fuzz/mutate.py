@@ -144,19 +144,24 @@ def op_invalid_utf8(src, rng, seed):
 
 
 def op_bom(src, rng, seed):
-    return _m(src, "bom", seed, "\ufeff" + src.text, REJECT, 1)
+    """A UTF-8 BOM is read transparently (issue 24), as CoNLL-U tools read it."""
+    return _m(src, "bom", seed, "\ufeff" + src.text, SAME)
 
 
 def op_crlf(src, rng, seed):
+    """CRLF line endings (one line's, or every line's) are read as LF (issue 24)."""
     text = src.text
+    if rng.random() < 0.5:
+        return _m(src, "crlf", seed, text.replace("\n", "\r\n"), SAME, note="every line")
     nls = [i for i, c in enumerate(text) if c == "\n"]
     at = rng.choice(nls)
-    return _m(src, "crlf", seed, text[:at] + "\r" + text[at:], REJECT, _char_offset_line(text, at))
+    return _m(src, "crlf", seed, text[:at] + "\r" + text[at:], SAME)
 
 
 def op_cr(src, rng, seed):
+    """A carriage return that does not end a line (not before a newline) is damage."""
     text = src.text
-    at = rng.randrange(len(text) + 1)
+    at = rng.choice([i for i in range(len(text) + 1) if not text.startswith("\n", i)])
     return _m(src, "cr", seed, text[:at] + "\r" + text[at:], REJECT, _char_offset_line(text, at))
 
 

@@ -150,13 +150,17 @@ def test_bad_settings_are_rejected(bad, match):
         Perceptron(mixing=ParameterMixing(**{"shards": 2, **bad})).train(problem)
 
 
-def test_voting_and_resuming_are_not_combined_with_mixing():
+def test_voting_and_initial_weights_are_not_combined_with_mixing():
     problem = noisy_problem(0)
     with pytest.raises(ValueError, match="voted"):
         Perceptron(voted=True, mixing=mixing(2)).train(problem)
     first = Perceptron(epochs=1).train(problem)
-    with pytest.raises(ValueError, match="resuming"):
+    with pytest.raises(ValueError, match="starting from a weight table"):
         Perceptron(mixing=mixing(2)).train(problem, weights=first.weights)
+    # resuming a mixing run continues it exactly (tests/learn/test_resume.py)
+    resumed = Perceptron(epochs=3, mixing=mixing(2)).train(problem, resume=Perceptron(
+        epochs=2, mixing=mixing(2)).train(problem))
+    assert np.array_equal(resumed.weights.w, Perceptron(epochs=3, mixing=mixing(2)).train(problem).weights.w)
 
 
 def _on_local_cluster(distributed, fn):
@@ -190,7 +194,7 @@ def test_a_dask_cluster_gives_the_same_weights_as_threads():
     on_dask, by_address, address = _on_local_cluster(distributed, both)
     assert np.array_equal(on_dask.weights.w, local.weights.w) and np.array_equal(on_dask.weights.u, local.weights.u)
     assert np.array_equal(by_address.weights.w, local.weights.w)
-    assert ParameterMixing(shards=3, scheduler=address).params()["scheduler"] == address
+    assert ParameterMixing(shards=3, scheduler=address).params()["scheduler"] == "dask"  # never the address
 
 
 @pytest.mark.parametrize("search", [None, Beam(2, "early")], ids=["exact", "beam"])

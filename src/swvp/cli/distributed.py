@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from swvp.cli.options import bounded_int
+from swvp.exceptions import SwvpError
+
 
 def add_mixing_arguments(p) -> None:
-    p.add_argument("--shards", type=int, default=0,
+    p.add_argument("--shards", type=bounded_int(0), default=0,
                    help="train on S shards in parallel with iterative parameter mixing (McDonald et al. 2010); "
                         "0: off (one sequential pass per epoch)")
     p.add_argument("--mix", choices=["size", "uniform"], default="size",
@@ -14,15 +17,16 @@ def add_mixing_arguments(p) -> None:
 
 
 def mixing_from_args(args):
-    """A :class:`~swvp.learn.mixing.ParameterMixing`, or None when ``--shards`` is 0."""
-    if args.shards < 0:
-        raise SystemExit(f"swvp: error: --shards must be >= 0, got {args.shards}")
+    """A :class:`~swvp.learn.mixing.ParameterMixing`, or None when ``--shards`` is 0 (SwvpError, exit 2, for
+    options that need shards or cannot go with them)."""
     if args.shards == 0:
         if args.dask_scheduler:
-            raise SystemExit("swvp: error: --dask-scheduler needs --shards S (the number of parallel tasks)")
+            raise SwvpError("--dask-scheduler needs --shards S (the number of parallel tasks)")
+        if "mix" in getattr(args, "given", ()):
+            raise SwvpError("--mix needs --shards S (parameter mixing)")
         return None
     if getattr(args, "voted", False):
-        raise SystemExit("swvp: error: --voted cannot be combined with --shards (parameter mixing)")
+        raise SwvpError("--voted cannot be combined with --shards (parameter mixing)")
     from swvp.learn.mixing import ParameterMixing
 
     return ParameterMixing(shards=args.shards, mu=args.mix, scheduler=args.dask_scheduler or "threads")

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import sys
 
-from swvp.exceptions import SwvpError
+from swvp.cli.options import HelpFormatter, bounded_int, given, parsers, positive_int
+from swvp.exceptions import ClusterError, SwvpError
+
+#: exit statuses (README "Exit status"): usage and input errors, runtime failures, Ctrl-C
+EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
+#: OSError numbers that mean a path named on the command line is wrong (usage), not that the machine failed
+_USAGE_ERRNOS = frozenset((errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.ENAMETOOLONG,
+                           errno.ELOOP, errno.EEXIST))
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -25,12 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     exp_sub = exp.add_subparsers(dest="experiment", required=True)
     syn = exp_sub.add_parser("synthetic", help="Dror & Reichart 2016, Table 1 (synthetic HMM data)")
     syn.add_argument("--setups", type=_ints, default=(1, 2, 3), help="comma-separated setups (default 1,2,3)")
-    syn.add_argument("--datasets", type=int, default=10, help="datasets per setup (default 10)")
-    syn.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    syn.add_argument("--datasets", type=positive_int, default=10, help="datasets per setup (default 10)")
+    syn.add_argument("--jobs", type=positive_int, default=2, help="worker processes (default 2)")
     syn.add_argument("--seed", type=int, default=0)
-    syn.add_argument("--epochs", type=int, default=10)
+    syn.add_argument("--epochs", type=positive_int, default=10)
     syn.add_argument("--betas", type=_floats, default=None, help="β grid (default 0.5,1.0,...,5.0)")
-    syn.add_argument("--items", type=int, default=10_000, help="items per dataset (default 10,000)")
+    syn.add_argument("--items", type=positive_int, default=10_000, help="items per dataset (default 10,000)")
     syn.add_argument("--no-shuffle", action="store_true", help="keep file order instead of a seeded shuffle")
     syn.add_argument("--out", default="runs/synthetic", help="output folder for JSON and plot")
     syn.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -81,9 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("--model", required=True)
     pred.add_argument("input")
     pred.add_argument("-o", "--output", help="output file (default: standard output)")
-    pred.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
-    pred.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
-    pred.add_argument("--nbest", type=int, default=None, metavar="K",
+    pred.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"],
+                      help="tagger models: the input's format (default: the model's)")
+    pred.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column "
+                                       "(written to the output)")
+    pred.add_argument("--voted", action="store_true",
+                      help="tagger and graph-parser models trained with --voted: the voted perceptron's prediction")
+    pred.add_argument("--nbest", type=positive_int, default=None, metavar="K",
                       help="tagger/parser models: the K best outputs with their scores (CoNLL-U: one block per "
                            "candidate, '# nbest_rank' and '# nbest_score' comments; other formats: JSON lines)")
     pred.add_argument("--constraints", metavar="FILE",
@@ -97,11 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     scored.add_argument("--system", metavar="FILE", help="a system's CoNLL-U output: the CoNLL 2018 shared task's "
                                                          "metrics against GOLD, by the official scorer (udtools)")
     ev.add_argument("input", metavar="GOLD", help="the gold file")
-    ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"], help="default: the model's")
+    ev.add_argument("--format", choices=["conllu", "conll2000", "conll2002", "ptb"],
+                    help="tagger models: GOLD's format (default: the model's)")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.add_argument("--tagger", help="parser models: POS from this tagger model instead of the file's column")
+    ev.add_argument("--voted", action="store_true",
+                    help="tagger and graph-parser models trained with --voted: score the voted perceptron")
     ev.add_argument("--allow-unknown-labels", action="store_true",
-                    help="score gold labels unseen in training as errors instead of stopping")
+                    help="gold labels (tags, DEPREL) unseen in training are expected: score them as errors without "
+                         "the warning (they are always scored as errors, as conlleval does)")
     ev.add_argument("--gold-tokens", action="store_true",
                     help="pipeline models: analyze GOLD's own sentences and tokens instead of its raw text")
     ev.set_defaults(func=_cmd_evaluate)
@@ -109,11 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
     bt.add_argument("--beams", default="1,2,4,7", help="beam sizes (default 1,2,4,7)")
     bt.add_argument("--data", choices=["ewt", "wsj"], default="ewt")
-    bt.add_argument("--epochs", type=int, default=15)
+    bt.add_argument("--epochs", type=positive_int, default=15)
     bt.add_argument("--methods", default=None, help="comma-separated update methods (default: all)")
     bt.add_argument("--no-exact", action="store_true", help="skip the exact-search reference row")
-    bt.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
-    bt.add_argument("--jobs", type=int, default=1)
+    bt.add_argument("--train-limit", type=positive_int, default=None, help="use the first N training sentences")
+    bt.add_argument("--jobs", type=positive_int, default=1)
     bt.add_argument("--seed", type=int, default=0)
     bt.add_argument("--out", default="runs/beam_tagging")
     bt.add_argument("--quiet", action="store_true")
@@ -122,23 +138,23 @@ def build_parser() -> argparse.ArgumentParser:
     ps = exp_sub.add_parser("parsing", help="Dror & Reichart 2016 Table 2 analog (UD treebanks, CSP vs B-WM)")
     ps.add_argument("--languages", default=None, help="comma-separated codes (default: all nine)")
     ps.add_argument("--order", type=_ints, default=(1, 2), help="parser orders (default 1,2)")
-    ps.add_argument("--epochs", type=int, default=10)
+    ps.add_argument("--epochs", type=positive_int, default=10)
     ps.add_argument("--betas", type=_floats, default=None, help="β grid for B-WM (default 0.5,...,5.0)")
-    ps.add_argument("--max-train", type=int, default=None, help="cap training sentences per language")
+    ps.add_argument("--max-train", type=positive_int, default=None, help="cap training sentences per language")
     ps.add_argument("--enforce-cond2", action="store_true", help="B-WM with condition (2) enforced (not the paper's)")
-    ps.add_argument("--jobs", type=int, default=2)
+    ps.add_argument("--jobs", type=positive_int, default=2)
     ps.add_argument("--seed", type=int, default=0)
     ps.add_argument("--out", default="runs/parsing")
     ps.add_argument("--quiet", action="store_true")
     ps.set_defaults(func=_cmd_parsing)
 
     lt = exp_sub.add_parser("latent", help="the latent-variable perceptron on its HMM testbed (ALGORITHMS.md §7)")
-    lt.add_argument("--datasets", type=int, default=5)
+    lt.add_argument("--datasets", type=positive_int, default=5)
     lt.add_argument("--sub-states", type=_ints, default=(2, 3, 4), help="latent states per label (default 2,3,4)")
-    lt.add_argument("--true-sub-states", type=int, default=3, help="hidden states per label of the data's HMM")
-    lt.add_argument("--labels", type=int, default=4)
-    lt.add_argument("--items", type=int, default=5000)
-    lt.add_argument("--epochs", type=int, default=10)
+    lt.add_argument("--true-sub-states", type=positive_int, default=3, help="hidden states per label of the data's HMM")
+    lt.add_argument("--labels", type=positive_int, default=4)
+    lt.add_argument("--items", type=positive_int, default=5000)
+    lt.add_argument("--epochs", type=positive_int, default=10)
     lt.add_argument("--seed", type=int, default=0)
     lt.add_argument("--out", default="runs/latent")
     lt.set_defaults(func=_cmd_latent)
@@ -147,12 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "CoNLL-2002 Spanish NER and EWT UPOS, exact and beam search")
     ltg.add_argument("--datasets", default="chunking,ner,upos", help="comma-separated, of chunking,ner,upos")
     ltg.add_argument("--ks", default="1,2,3,4", help="sub-states per label (default 1,2,3,4)")
-    ltg.add_argument("--seeds", type=int, default=3)
-    ltg.add_argument("--epochs", type=int, default=5)
+    ltg.add_argument("--seeds", type=positive_int, default=3)
+    ltg.add_argument("--epochs", type=positive_int, default=5)
     ltg.add_argument("--searches", default="exact,beam", help="exact and/or beam (b = 4, max-violation)")
-    ltg.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
+    ltg.add_argument("--train-limit", type=positive_int, default=None, help="use the first N training sentences")
     ltg.add_argument("--out", default="runs/latent_tagging")
-    ltg.add_argument("--jobs", type=int, default=1)
+    ltg.add_argument("--jobs", type=positive_int, default=1)
     ltg.add_argument("--quiet", action="store_true")
     ltg.set_defaults(func=_cmd_latent_tagging)
 
@@ -174,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                     default=("synthetic", "ewt", "conll2000", "conll2002", "parse-ewt"),
                     help="comma-separated: synthetic,ewt,conll2000,conll2002,parse-ewt")
     ss.add_argument("--seeds", type=_ints, default=(0, 1, 2), help="shuffle seeds (default 0,1,2)")
-    ss.add_argument("--epochs", type=int, default=5)
+    ss.add_argument("--epochs", type=positive_int, default=5)
     ss.add_argument("--max-train", type=_limits, default=None,
                     help="at most this many training sentences: N for every task, or task=N,task=N")
     ss.add_argument("--max-test", type=_limits, default=None, help="at most this many test sentences (as --max-train)")
@@ -186,13 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     rr = exp_sub.add_parser("reranking", help="reranking k-best lists (Collins & Koo 2005) on EWT parsing and "
                                               "UPOS tagging: oracle and reranked scores per k, timings")
     rr.add_argument("--k", type=_ints, default=(1, 2, 4, 8, 16, 32, 64), help="k values (default 1,2,...,64)")
-    rr.add_argument("--train-k", type=int, default=16, help="length of the reranker's training lists")
+    rr.add_argument("--train-k", type=positive_int, default=16, help="length of the reranker's training lists")
     rr.add_argument("--tasks", default="parse:1,tag:1", help="task:order list (default parse:1,tag:1)")
     rr.add_argument("--learners", default="perceptron,boosting,svm")
-    rr.add_argument("--epochs", type=int, default=10, help="base model epochs")
-    rr.add_argument("--folds", type=int, default=5, help="jack-knifing folds")
-    rr.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
-    rr.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
+    rr.add_argument("--epochs", type=positive_int, default=10, help="base model epochs")
+    rr.add_argument("--folds", type=bounded_int(2), default=5, help="jack-knifing folds")
+    rr.add_argument("--train-limit", type=positive_int, default=None, help="use the first N training sentences")
+    rr.add_argument("--repeats", type=positive_int, default=3, help="timing repeats (best of)")
     rr.add_argument("--seed", type=int, default=0)
     rr.add_argument("--out", default="runs/reranking")
     rr.add_argument("--quiet", action="store_true")
@@ -201,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a reduced synthetic experiment (well under 3 minutes)")
     demo.add_argument("--out", default="runs/demo")
     demo.set_defaults(func=_cmd_demo)
+    for p in parsers(parser):
+        p.formatter_class = HelpFormatter
     return parser
 
 
@@ -303,12 +321,18 @@ def _model_and_commands(path):
 
 
 def _cmd_predict(args) -> int:
+    from swvp.cli.options import check_applicable, check_output
+
+    check_output(args.output, [args.model, args.input, args.tagger, args.constraints])
     model, (predict, _) = _model_and_commands(args.model)
+    check_applicable("predict", args, model)
+    if args.voted and (args.nbest is not None or args.constraints):
+        raise SwvpError("predict: --voted cannot be combined with --nbest or --constraints (k-best and constrained "
+                        "decoding use the averaged weights)")
     if args.nbest is not None or args.constraints:
         from swvp.cli import reranking
         from swvp.tasks import GraphDependencyParser, SequenceTagger, TransitionDependencyParser
 
-        reranking.check_nbest_args(args)
         if isinstance(model, SequenceTagger):
             return reranking.predict_tagger_nbest(model, args)
         if isinstance(model, (GraphDependencyParser, TransitionDependencyParser)):
@@ -318,14 +342,17 @@ def _cmd_predict(args) -> int:
 
 def _cmd_evaluate(args) -> int:
     if args.system is not None:  # argparse lets exactly one of --model and --system through
-        model_only = [f"--{name.replace('_', '-')}" for name in ("format", "tagger", "allow_unknown_labels")
-                      if getattr(args, name)]
+        model_only = [f"--{name.replace('_', '-')}" for name in ("format", "tagger", "allow_unknown_labels", "voted",
+                                                                 "gold_tokens") if name in args.given]
         if model_only:
             raise SwvpError(f"evaluate: {', '.join(model_only)} applies to --model only, not to --system")
         from swvp.cli.evaluation import cmd_evaluate_system
 
         return cmd_evaluate_system(args)
+    from swvp.cli.options import check_applicable
+
     model, (_, evaluate) = _model_and_commands(args.model)
+    check_applicable("evaluate", args, model)
     return evaluate(model, args)
 
 
@@ -395,26 +422,39 @@ CONSOLE_GC_THRESHOLDS = (100_000, 50, 100)
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:  # the console script: one command, then the process ends (library calls pass argv)
+    """Run one command; returns the exit status: 0, 2 for usage and input errors (argparse's own included), 1 for
+    runtime failures, 130 when Ctrl-C stopped it."""
+    console = argv is None
+    if console:  # the console script: one command, then the process ends (library calls pass argv)
         gc.set_threshold(*CONSOLE_GC_THRESHOLDS)
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if console else [str(a) for a in argv]
+    parser = build_parser()
     try:
+        args = parser.parse_args(argv)
+        args.given = given(parser, argv)
         return int(args.func(args) or 0)
+    except ClusterError as err:  # a runtime failure of the cluster (swvp missing on its workers), not bad input
+        print(f"swvp: error: {err}", file=sys.stderr)
+        return EXIT_FAILURE
     except SwvpError as err:
         print(f"swvp: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except ValueError as err:  # a setting the library rejects (e.g. more shards than training sentences)
         print(f"swvp: error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # a missing or unreadable file named on the command line
+        return EXIT_USAGE
+    except OSError as err:
         name = f"{err.filename}: " if getattr(err, "filename", None) else ""
         print(f"swvp: error: {name}{err.strerror or err}", file=sys.stderr)
-        return 2
+        # a missing or unreadable file named on the command line, or the machine failing (disk full, I/O error)
+        return EXIT_USAGE if err.errno in _USAGE_ERRNOS or err.errno is None else EXIT_FAILURE
+    except MemoryError:
+        print("swvp: error: out of memory", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         print("swvp: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     finally:
-        if argv is None:  # the console script: the process ends next
+        if console:  # the console script: the process ends next
             # Exempt everything alive from the collections the interpreter runs as it shuts down: after training
             # on EWT they traversed the whole heap for 0.23 s of CPU (0.04 s frozen). Memory is freed all the same.
             gc.freeze()

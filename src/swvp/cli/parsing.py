@@ -6,6 +6,17 @@ import json
 import sys
 
 from swvp.cli.distributed import add_mixing_arguments, mixing_from_args
+from swvp.cli.options import bounded_int, check_output, check_plot, option, positive_int, refuse
+from swvp.cli.training import (
+    COMPLETED,
+    NOTHING,
+    apply_resume,
+    fit_and_save,
+    report_interrupted,
+    settings,
+    summary,
+)
+from swvp.exceptions import SwvpError
 from swvp.features.transition import TEMPLATE_SETS
 from swvp.learn.search import SELECT_METHODS
 
@@ -19,7 +30,7 @@ def add_train_arguments(p) -> None:
     p.add_argument("--order", type=int, choices=[1, 2], default=1, help="graph: 1 arcs; 2 arcs + adjacent siblings")
     p.add_argument("--decoder", choices=["eisner", "cle"], default="eisner",
                    help="graph: eisner (projective) or cle (Chu-Liu-Edmonds, non-projective, order 1)")
-    p.add_argument("--beam", type=int, default=8, help="transition: beam width (1 = greedy; default 8)")
+    p.add_argument("--beam", type=positive_int, default=8, help="transition: beam width (1 = greedy; default 8)")
     p.add_argument("--select", choices=list(SELECT_METHODS), default="max-violation",
                    help="transition: where to update in the beam (ALGORITHMS.md §2.2; default max-violation)")
     p.add_argument("--templates", choices=sorted(TEMPLATE_SETS), default="zhang-nivre-backoff",
@@ -30,26 +41,54 @@ def add_train_arguments(p) -> None:
     p.add_argument("--no-dp", action="store_true", help="transition: no merging of equivalent beam states")
     p.add_argument("--pos-column", choices=["upos", "xpos"], default="upos", help="POS column for the features")
     p.add_argument("--update", choices=["csp", "swvp"], default="csp")
-    p.add_argument("--gamma", choices=["wm", "wmr"], default="wm")
-    p.add_argument("--mode", choices=["aggressive", "balanced"], default="balanced")
-    p.add_argument("--beta", type=float, default=1.0)
+    p.add_argument("--gamma", choices=["wm", "wmr"], default="wm", help="SWVP: γ scheme")
+    p.add_argument("--mode", choices=["aggressive", "balanced"], default="balanced", help="SWVP: mode")
+    p.add_argument("--beta", type=float, default=1.0, help="SWVP: β")
     p.add_argument("--enforce-cond2", action="store_true", help="SWVP: enforce condition (2) (ALGORITHMS.md §1.4)")
-    p.add_argument("--voted", action="store_true", help="graph: also keep the voted perceptron")
-    p.add_argument("--epochs", type=int, default=None, help="passes (default: graph 10, transition 15)")
+    p.add_argument("--voted", action="store_true", help="graph: also keep the voted perceptron in the model (small "
+                                                        "data only; predict/evaluate --voted use it)")
+    p.add_argument("--epochs", type=positive_int, default=None, help="passes (default: graph 10, transition 15)")
     p.add_argument("--no-average", action="store_true")
-    p.add_argument("--hash-bits", type=int, default=None,
-                   help="weight space: graph 2**BITS arc weights (default 22); transition 2**BITS feature rows × "
-                        "(1 + 2L) actions for the action-conjoined templates (default 18)")
-    p.add_argument("--move-hash-bits", type=int, default=22,
+    p.add_argument("--hash-bits", type=bounded_int(8, 30), default=None,
+                   help="weight space: graph 2**BITS arc weights (10..30, default 22); transition 2**BITS feature "
+                        "rows × (1 + 2L) actions for the action-conjoined templates (8..30, default 18)")
+    p.add_argument("--move-hash-bits", type=bounded_int(8, 30), default=22,
                    help="transition: 2**BITS rows × 3 moves for the move-conjoined templates (default 22)")
     p.add_argument("--no-labeller", action="store_true", help="graph: heads only (no DEPREL)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the shuffle")
     add_mixing_arguments(p)
-    p.add_argument("--model", required=True)
+    p.add_argument("--model", required=True, help="model file to write (.npz)")
     p.add_argument("--plot", help="write learning curves (dev UAS) to this image")
-    p.add_argument("--checkpoint", action="store_true", help="save the model after every epoch")
+    p.add_argument("--checkpoint", action="store_true", help="save the model and its training state after every "
+                                                             "epoch (--resume continues from it)")
+    p.add_argument("--resume", metavar="CHECKPOINT",
+                   help="continue the run saved in CHECKPOINT (a model written with --checkpoint, or by Ctrl-C) on "
+                        "the same data, with its settings, up to --epochs: the weights of an uninterrupted run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--verbose", action="store_true", help="per-epoch diagnostics")
+
+
+#: the options that only one kind of parser reads
+KIND_ONLY = {"graph": ("order", "decoder", "no_labeller", "voted"),
+             "transition": ("beam", "select", "templates", "nonprojective", "no_dp", "move_hash_bits")}
+SWVP_ONLY = ("gamma", "mode", "beta", "enforce_cond2")
+
+
+def check_train_arguments(args) -> None:
+    """Refuse (exit 2), before reading any data, options that do not apply to the parser kind or the update."""
+    for kind, dests in KIND_ONLY.items():
+        if kind != args.kind:
+            refuse("train parser", [d for d in dests if d in args.given],
+                   f"applies to --kind {kind} only, not to a {args.kind} parser")
+    if args.update != "swvp":
+        refuse("train parser", [d for d in SWVP_ONLY if d in args.given], "applies to --update swvp only")
+    if args.kind == "graph" and args.hash_bits is not None and args.hash_bits < 10:
+        raise SwvpError(f"train parser: --hash-bits must be from 10 to 30 for a graph parser, got {args.hash_bits}")
+    if args.kind == "graph" and args.decoder == "cle" and args.order == 2:
+        raise SwvpError("train parser: --decoder cle is first-order only (--order 1)")
+    mixing_from_args(args)
+    check_output(args.model, [args.train, args.dev, args.plot], what="model")
+    check_plot(args.plot, args.model, [args.train, args.dev, args.resume])
 
 
 def _make_parser(args):
@@ -61,75 +100,78 @@ def _make_parser(args):
     update = Full() if args.update == "csp" else WeightedViolations(gamma=args.gamma, mode=args.mode, beta=args.beta,
                                                                     enforce_cond2=args.enforce_cond2)
     transition = args.kind == "transition"
-    if transition and args.voted:
-        raise SystemExit("swvp: error: --voted is available for graph parsers only")
     epochs = args.epochs if args.epochs is not None else (15 if transition else 10)
     search = Beam(size=args.beam, select=args.select) if transition else "exact"
     learner = Perceptron(search=search, update=update, average=not args.no_average, voted=args.voted, epochs=epochs,
-                         random_state=args.seed, mixing=mixing_from_args(args))
+                         random_state=args.seed, track_train_accuracy=False, mixing=mixing_from_args(args))
     if transition:
         from swvp.tasks.transition_parser import TransitionDependencyParser
 
-        return TransitionDependencyParser(templates=args.templates, tags=args.pos_column, learner=learner,
-                                          hash_bits=args.hash_bits or 18, move_hash_bits=args.move_hash_bits,
-                                          nonprojective=args.nonprojective,
-                                          dp=not args.no_dp)
-    from swvp.tasks.graph_parser import GraphDependencyParser
+        parser = TransitionDependencyParser(templates=args.templates, tags=args.pos_column, learner=learner,
+                                            hash_bits=18 if args.hash_bits is None else args.hash_bits,
+                                            move_hash_bits=args.move_hash_bits, nonprojective=args.nonprojective,
+                                            dp=not args.no_dp)
+    else:
+        from swvp.tasks.graph_parser import GraphDependencyParser
 
-    return GraphDependencyParser(order=args.order, decoder=args.decoder, tags=args.pos_column, learner=learner,
-                                 hash_bits=args.hash_bits or 22, labeller=not args.no_labeller)
+        parser = GraphDependencyParser(order=args.order, decoder=args.decoder, tags=args.pos_column, learner=learner,
+                                       hash_bits=22 if args.hash_bits is None else args.hash_bits,
+                                       labeller=not args.no_labeller)
+    parser.command_line_ = settings(args)
+    return parser
+
+
+def _epoch_line(args):
+    def line(es):
+        if args.quiet and not args.verbose:
+            return None
+        msg = f"epoch {es.epoch}: mistakes {es.mistakes} updates {es.updates} ({es.seconds:.1f}s)"
+        if args.update == "swvp":
+            msg += f" back-offs {es.backoffs} cond2-failures {es.cond2_failures}/{es.cond2_checked}"
+        if args.verbose:
+            msg += f" invalid {es.invalid_updates}"
+            if es.gold_fell_off is not None:
+                msg += f" gold-fell-off {es.gold_fell_off} mean-update-position {es.mean_update_position:.3f}"
+        if es.dev_accuracy is not None:
+            msg += f" dev UAS {100 * es.dev_accuracy:.2f}%"
+        return msg
+
+    return line
 
 
 def cmd_train_parser(args) -> int:
     from swvp.data.conllu import read_conllu
+    from swvp.tasks.graph_parser import GraphDependencyParser
+    from swvp.tasks.transition_parser import TransitionDependencyParser
 
+    if args.resume:
+        cls = TransitionDependencyParser if args.kind == "transition" else GraphDependencyParser
+        if "kind" not in args.given:
+            from swvp.tasks import load
+
+            cls = type(load(args.resume))
+            if cls not in (GraphDependencyParser, TransitionDependencyParser):
+                raise SwvpError(f"--resume {args.resume}: a {cls.MODEL_KIND} model, not a parser")
+            args.kind = "transition" if cls is TransitionDependencyParser else "graph"
+        apply_resume(args, cls, option)
+    check_train_arguments(args)
     parser = _make_parser(args)
-    epochs = parser.learner.epochs
     train = read_conllu(args.train)
     dev = read_conllu(args.dev) if args.dev else None
-    bar = None
-    if not args.quiet:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=epochs * len(train.sentences), unit="sent", desc="epoch 1", dynamic_ncols=True,
-                   mininterval=0.5)
-    say = bar.write if bar is not None else print
-
-    def on_progress(epoch, done, total, stats):
-        bar.set_description(f"epoch {epoch}/{epochs}", refresh=False)
-        bar.update((epoch - 1) * total + done - bar.n)
-
-    def on_epoch(es, result):
-        if not args.quiet or args.verbose:
-            msg = f"epoch {es.epoch}: mistakes {es.mistakes} updates {es.updates} ({es.seconds:.1f}s)"
-            if args.update == "swvp":
-                msg += f" back-offs {es.backoffs} cond2-failures {es.cond2_failures}/{es.cond2_checked}"
-            if args.verbose:
-                msg += f" invalid {es.invalid_updates}"
-                if es.gold_fell_off is not None:
-                    msg += f" gold-fell-off {es.gold_fell_off} mean-update-position {es.mean_update_position:.3f}"
-            if es.dev_accuracy is not None:
-                msg += f" dev UAS {100 * es.dev_accuracy:.2f}%"
-            say(msg)
-        if args.checkpoint:
-            parser._finish(result)
-            parser.save(args.model)
-
-    try:
-        parser.fit(train, dev=dev, on_epoch=on_epoch, on_progress=on_progress if bar is not None else None)
-    finally:
-        if bar is not None:
-            bar.close()
-    parser.save(args.model)
+    status = fit_and_save(parser, args, (train,), {"dev": dev}, epoch_line=_epoch_line(args))
+    if status == NOTHING:
+        return report_interrupted(parser, args, saved=False)
+    completed = status == COMPLETED
     what = (f"transition, {args.templates}, beam {args.beam}, {args.select}" if args.kind == "transition"
             else f"order {args.order}, {args.decoder}")
-    stopped = " (interrupted: the epochs completed so far)" if parser.interrupted_ else ""
-    print(f"saved {args.model}: {what}, best epoch {parser.best_epoch_}{stopped}")
+    print(f"saved {args.model}: " + summary(parser, what, "UAS"))
     if args.kind == "transition":
         c = parser.oracle_counts_
         print(f"oracle: {c['usable']} of {c['sentences']} training trees used; {c['nonprojective']} non-projective "
               f"({'lifted' if args.nonprojective == 'lift' else 'skipped'}), {c['multiroot']} multi-root and "
               f"{c['bad_label']} with an unusable label skipped")
+    if not completed:
+        return report_interrupted(parser, args, saved=True)
     if args.plot:
         from swvp.plots import learning_curves
 
@@ -138,23 +180,57 @@ def cmd_train_parser(args) -> int:
     return 0
 
 
-def _tags(args, corpus):
+def load_tagger(path: str):
+    """The tagger model of ``--tagger`` (ModelFormatError, exit 2, for a file of another kind)."""
+    from swvp.tasks.tagger import SequenceTagger
+
+    return SequenceTagger.load(path)
+
+
+def parser_tags(parser) -> set[str]:
+    """The POS values a parser saw in training (its tag vocabulary, morphological features split off)."""
+    vocab = (parser.features_.vocab or {}).get("tag", {})
+    return {t.split("|", 1)[0] for t in vocab}
+
+
+def check_tagger(tagger, parser, path: str) -> None:
+    """Refuse a ``--tagger`` whose tags are not the ones the parser was trained on (another column, tag set or
+    treebank): its POS would be unknown atoms to the parser, silently."""
+    column = parser.tags
+    info = getattr(tagger, "info_", None) or {}
+    if info.get("format") == "conllu" and info.get("column", column) != column:
+        raise SwvpError(f"--tagger {path}: the tagger predicts {info['column'].upper()}, the parser reads "
+                        f"{column.upper()}")
+    known = parser_tags(parser)
+    labels = list(tagger.labels_)
+    unknown = [t for t in labels if t not in known]
+    if 2 * len(unknown) > len(labels):
+        sample = ", ".join(sorted(unknown)[:6])
+        theirs = ", ".join(sorted(t for t in known if not t.startswith("<"))[:6])
+        raise SwvpError(f"--tagger {path}: {len(unknown)} of the tagger's {len(labels)} tags ({sample}, ...) are not "
+                        f"{column.upper()} tags the parser was trained on ({theirs}, ...): another tag set")
+
+
+def _tags(args, corpus, parser):
     """Predicted POS from a tagger model (``--tagger``), or None for the file's own column."""
     if not getattr(args, "tagger", None):
         return None
-    from swvp.tasks.tagger import SequenceTagger
-
-    return SequenceTagger.load(args.tagger).predict([s.forms for s in corpus.sentences])
+    tagger = load_tagger(args.tagger)
+    check_tagger(tagger, parser, args.tagger)
+    return tagger.predict([s.forms for s in corpus.sentences])
 
 
 def cmd_predict_parser(model, args) -> int:
     from swvp.data.conllu import format_conllu, read_conllu, write_conllu
 
     corpus = read_conllu(args.input)
-    heads, rels = model.parse(corpus, tags=_tags(args, corpus))
+    tags = _tags(args, corpus, model)
+    heads, rels = model.parse(corpus, tags=tags, **({"voted": True} if args.voted else {}))
     kwargs = {"heads": heads}
     if rels is not None:
         kwargs["deprels"] = rels
+    if tags is not None:  # the POS the parser read
+        kwargs[model.tags] = tags
     if args.output:
         write_conllu(corpus, args.output, **kwargs)
         print(f"wrote {args.output}", file=sys.stderr)
@@ -167,16 +243,32 @@ def cmd_evaluate_parser(model, args) -> int:
     from swvp.data.conllu import read_conllu
 
     corpus = read_conllu(args.input, validate_trees=True)
-    scores = model.evaluate(corpus, tags=_tags(args, corpus))
+    scores = model.evaluate(corpus, tags=_tags(args, corpus, model), **({"voted": True} if args.voted else {}))
+    print_attachment_scores(scores, args)
+    return 0
+
+
+def print_attachment_scores(scores: dict, args, lead: str | None = None) -> None:
+    """UAS and LAS with and without punctuation, LAS by full and by universal DEPREL (JSON with ``--json``); a
+    warning for gold DEPRELs unseen in training (scored as errors) unless ``--allow-unknown-labels``."""
+    from swvp.cli.tagging import warn_unknown_labels
+
+    if scores.get("unknown_deprels") and not args.allow_unknown_labels:
+        warn_unknown_labels(args.input, scores["unknown_deprel_labels"], "words carry DEPRELs",
+                            count=scores["unknown_deprels"])
     if args.json:
         print(json.dumps(scores, indent=1))
-        return 0
-    print(f"{args.input}: {scores['sentences']} sentences, {scores['words']} words "
-          f"({scores['words_no_punct']} without punctuation)")
+        return
+    print(lead or f"{args.input}: {scores['sentences']} sentences, {scores['words']} words "
+                  f"({scores['words_no_punct']} without punctuation)")
 
     def pct(v):
         return "-" if v is None else f"{100 * v:.2f}%"
 
-    print(f"with punctuation (every word):       UAS {pct(scores['uas'])}  LAS {pct(scores['las'])}")
-    print(f"without punctuation (UPOS = PUNCT):  UAS {pct(scores['uas_no_punct'])}  LAS {pct(scores['las_no_punct'])}")
-    return 0
+    print(f"with punctuation (every word):       UAS {pct(scores['uas'])}  LAS {pct(scores['las'])}  "
+          f"LAS universal {pct(scores['las_universal'])}")
+    print(f"without punctuation (UPOS = PUNCT):  UAS {pct(scores['uas_no_punct'])}  LAS {pct(scores['las_no_punct'])}"
+          f"  LAS universal {pct(scores['las_universal_no_punct'])}")
+    if scores["las"] is not None:
+        print("LAS compares full DEPRELs (nmod:poss is not nmod); LAS universal strips subtypes, as the CoNLL 2018 "
+              "scorer does")

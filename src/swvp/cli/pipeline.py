@@ -4,9 +4,18 @@ morphological tagger, lemmatizer): a thin shell over :mod:`swvp.tasks.pipeline`.
 from __future__ import annotations
 
 import copy
-import os
 import sys
 
+from swvp.cli.options import (
+    DOCUMENT_KINDS,
+    PARSE_INPUTS,
+    bounded_int,
+    check_output,
+    describe,
+    model_kind,
+    positive_int,
+    refuse,
+)
 from swvp.exceptions import SwvpError
 
 INPUTS = ("raw", "conllu", "tokenized")
@@ -20,12 +29,15 @@ def add_train_arguments(p) -> None:
                    help="comma-separated stages to train (default: all four)")
     p.add_argument("--parser", choices=["transition", "graph"], default="transition",
                    help="transition: arc-standard beam search (default); graph: Eisner, order 2")
-    p.add_argument("--jackknife", type=int, default=10, metavar="K",
-                   help="folds of jack-knifed tags for the parser's training data (0: gold tags; default 10)")
-    p.add_argument("--parser-epochs", type=int, default=None, help="parser passes (default: transition 15, graph 10)")
+    p.add_argument("--jackknife", type=bounded_int(0), default=10, metavar="K",
+                   help="folds of jack-knifed tags for the parser's training data (0: gold tags, or K >= 2; "
+                        "default 10)")
+    p.add_argument("--parser-epochs", type=positive_int, default=None,
+                   help="parser passes (default: transition 15, graph 10)")
     p.add_argument("--tag-features", default="Case,VerbForm",
                    help="FEATS whose values join the POS the parser reads (default Case,VerbForm; '' for none)")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the stages that can run in parallel")
+    p.add_argument("--jobs", type=positive_int, default=1,
+                   help="worker processes for the stages that can run in parallel")
     p.add_argument("--skip-missing", action="store_true",
                    help="leave out a stage whose column the training file lacks (no LEMMA, no HEAD) instead of "
                         "stopping")
@@ -52,7 +64,7 @@ def _pipeline(args):
     if args.parser == "transition":
         from swvp.tasks.transition_parser import TransitionDependencyParser
 
-        parser = TransitionDependencyParser(tag_features=tag_features, learner=Perceptron(
+        parser = TransitionDependencyParser(tag_features=tag_features, nonprojective="lift", learner=Perceptron(
             search=Beam(size=8, select="max-violation"), epochs=args.parser_epochs or 15, random_state=seed))
     else:
         parser = GraphDependencyParser(order=2, tag_features=tag_features,
@@ -63,23 +75,24 @@ def _pipeline(args):
         jobs=args.jobs, missing="skip" if args.skip_missing else "refuse")
 
 
-def _check_output(path: str, inputs: list[str]) -> None:
-    """Refuse, before any work, an output that is an input or cannot be written."""
-    out = os.path.realpath(path)
-    for name in inputs:
-        if name and name != "-" and os.path.exists(name) and os.path.realpath(name) == out:
-            raise SwvpError(f"{path}: the output would overwrite an input file")
-    folder = os.path.dirname(out) or "."
-    if not os.path.isdir(folder):
-        raise SwvpError(f"{path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise SwvpError(f"{path}: cannot write in {folder}")
+#: options of ``train pipeline`` that only the parser stage reads
+PARSER_ONLY = ("parser", "jackknife", "parser_epochs", "tag_features")
 
 
 def cmd_train_pipeline(args) -> int:
-    _check_output(args.model, [args.train, args.dev, args.test])
+    check_output(args.model, [args.train, args.dev, args.test], what="model")
     pipeline = _pipeline(args)
-    pipeline.fit(args.train, dev=args.dev, progress=not args.quiet)
+    if "parser" not in pipeline.stages:
+        refuse("train pipeline", [d for d in PARSER_ONLY if d in args.given], "applies to the parser stage only "
+                                                                              "(--stages ...,parser)")
+    if args.jackknife == 1:
+        raise SwvpError("train pipeline: --jackknife must be 0 (gold tags) or a number of folds >= 2, got 1")
+    try:
+        pipeline.fit(args.train, dev=args.dev, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("swvp: interrupted: nothing saved (a pipeline is saved whole, never with a stage half-trained)",
+              file=sys.stderr)
+        return 130
     pipeline.save(args.model)
     cpu = pipeline.stage_cpu_seconds_
     print(f"saved {args.model}: stages {', '.join(pipeline.stages_)}; training CPU seconds "
@@ -157,9 +170,16 @@ def cmd_parse(args) -> int:
     from swvp.tasks import load
 
     files = args.inputs or ["-"]
-    if args.output:
-        _check_output(args.output, [args.model, *files])
+    check_output(args.output, [args.model, *files])
     model = load(args.model)
+    if model.MODEL_KIND not in DOCUMENT_KINDS:
+        raise SwvpError(f"parse: {describe(model_kind(model))} does not analyze documents (swvp parse takes a "
+                        f"{', '.join(DOCUMENT_KINDS[:-1])} or {DOCUMENT_KINDS[-1]} model; swvp predict labels a file "
+                        f"with it)")
+    if model.MODEL_KIND not in PARSE_INPUTS[args.input]:
+        reads = [k for k, kinds in PARSE_INPUTS.items() if model.MODEL_KIND in kinds]
+        raise SwvpError(f"parse: --input {args.input} does not apply to {describe(model.MODEL_KIND)} (it reads "
+                        f"{' or '.join(reads)}: --input {'|'.join(reads)})")
     docs = [_document(model, path, args.input) for path in files]
     _write(docs, args.output)
     return 0
@@ -172,10 +192,6 @@ def cmd_predict_document(model, args) -> int:
     """``swvp predict`` with a document model: CoNLL-U in (a tokenizer: raw text), every predicted column out."""
     from swvp.tasks.tokenizer import Tokenizer
 
-    if args.format not in (None, "conllu"):
-        raise SwvpError(f"a {model.MODEL_KIND} model reads and writes CoNLL-U, not {args.format}")
-    if args.output:
-        _check_output(args.output, [args.model, args.input])
     kind = "raw" if isinstance(model, Tokenizer) else "conllu"
     _write([_document(model, args.input, kind)], args.output)
     return 0
@@ -205,12 +221,7 @@ def cmd_evaluate_document(model, args) -> int:
     from swvp.cli.evaluation import print_scores
     from swvp.tasks.tokenizer import Tokenizer
 
-    if args.format not in (None, "conllu") or args.tagger or args.allow_unknown_labels:
-        raise SwvpError(f"evaluate: --format, --tagger and --allow-unknown-labels do not apply to a "
-                        f"{model.MODEL_KIND} model")
     raw = isinstance(model, Tokenizer) or model.MODEL_KIND == "pipeline"
-    if args.gold_tokens and isinstance(model, Tokenizer):
-        raise SwvpError("evaluate: --gold-tokens does not apply to a tokenizer model")
     kind = "conllu" if args.gold_tokens or not raw else "raw"
     print_scores(_evaluate(model, args.input, kind), as_json=args.json)
     return 0

@@ -16,24 +16,33 @@ import json
 import sys
 from dataclasses import replace as dc_replace
 
+from swvp import _interrupt
+from swvp.cli.options import bounded_int, check_output, describe, model_kind, option, positive_float, positive_int
+from swvp.cli.training import EXIT_INTERRUPTED
+from swvp.exceptions import SwvpError
+
 
 def add_train_arguments(p) -> None:
     p.add_argument("--base", required=True, help="the base model (a tagger, a graph or a transition parser, .npz)")
     p.add_argument("--train", required=True, help="training data (the base model's format)")
     p.add_argument("--dev", help="development data (base weight, epochs / rounds)")
-    p.add_argument("--k", type=int, default=16, help="k-best list length (default 16)")
+    p.add_argument("--k", type=positive_int, default=16, help="k-best list length")
     p.add_argument("--learner", choices=["perceptron", "boosting", "svm"], default="perceptron")
-    p.add_argument("--folds", type=int, default=5, help="jack-knifing folds (default 5)")
-    p.add_argument("--epochs", type=int, default=10, help="perceptron epochs / SVM sweeps")
-    p.add_argument("--rounds", type=int, default=2000, help="boosting rounds")
-    p.add_argument("--C", type=float, default=0.1, help="SVM slack penalty")
+    p.add_argument("--folds", type=bounded_int(2), default=5, help="jack-knifing folds")
+    p.add_argument("--epochs", type=positive_int, default=10, help="perceptron epochs / SVM sweeps")
+    p.add_argument("--rounds", type=positive_int, default=2000, help="boosting rounds")
+    p.add_argument("--C", type=positive_float, default=0.1, help="SVM slack penalty")
     p.add_argument("--features", choices=["all", "base"], default="all")
-    p.add_argument("--train-limit", type=int, default=None, help="use the first N training sentences")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-limit", type=positive_int, default=None, help="use the first N training sentences")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and shuffles")
     p.add_argument("--model", required=True, help="model file to write (.npz)")
 
 
-def _data(base, path, limit=None):
+#: the learners each learner option applies to
+LEARNER_ONLY = {"epochs": ("perceptron", "svm"), "rounds": ("boosting",), "C": ("svm",)}
+
+
+def _data(base, path, limit=None, fmt=None):
     """The base model's input read from ``path``: sentences (parser) or (words, labels) of a tagged corpus."""
     from swvp.tasks.graph_parser import GraphDependencyParser
     from swvp.tasks.transition_parser import TransitionDependencyParser
@@ -46,7 +55,7 @@ def _data(base, path, limit=None):
     from swvp.data.corpus import guess_format, load_tagged
 
     info = getattr(base, "info_", None) or {}
-    corpus = load_tagged(path, fmt=info.get("format") or guess_format(path), column=info.get("column", "upos"))
+    corpus = load_tagged(path, fmt=fmt or info.get("format") or guess_format(path), column=info.get("column", "upos"))
     X, Y = corpus.sentences, corpus.labels
     return (X[:limit], Y[:limit]) if limit else (X, Y)
 
@@ -55,29 +64,49 @@ def cmd_train_reranker(args) -> int:
     from swvp.tasks import load
     from swvp.tasks.reranker import Reranker
 
+    for dest, learners in LEARNER_ONLY.items():
+        if dest in args.given and args.learner not in learners:
+            raise SwvpError(f"train reranker: {option(dest)} does not apply to --learner {args.learner} "
+                            f"(only to {' and '.join(learners)})")
+    check_output(args.model, [args.base, args.train, args.dev], what="model")
     base = load(args.base)
     rr = Reranker(base=base, k=args.k, learner=args.learner, folds=args.folds, epochs=args.epochs,
                   rounds=args.rounds, C=args.C, features=args.features, random_state=args.seed)
+    try:
+        rr._kind(base)
+    except ValueError as err:
+        raise SwvpError(f"--base {args.base}: {describe(model_kind(base))} cannot be reranked ({err})") from None
     train = _data(base, args.train, args.train_limit)
     dev = _data(base, args.dev) if args.dev else None
-    rr.fit(*train, dev=dev if dev is None or len(dev) == 2 else dev[0])
-    rr.save(args.model)
+    with _interrupt.deferred(notice=_notice):
+        rr.fit(*train, dev=dev if dev is None or len(dev) == 2 else dev[0])
+        if _interrupt.requested():
+            print("swvp: interrupted: nothing saved (a reranker is saved whole: its base models and lists are "
+                  "trained again by the next run)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        rr.save(args.model)
     print(f"saved {args.model}: reranker ({args.learner}) over the {args.k}-best lists of {args.base}, "
           f"{args.folds}-fold jack-knifing, base weight {rr.alpha_:g}")
     return 0
 
 
+def _notice() -> None:
+    print("\nswvp: Ctrl-C: stopping (Ctrl-C again: at once)", file=sys.stderr, flush=True)
+
+
 def cmd_predict_reranker(model, args) -> int:
     from swvp.data.textio import atomic_write_text
 
-    if getattr(args, "nbest", None) or getattr(args, "constraints", None):
-        raise ValueError("--nbest and --constraints apply to tagger and parser models, not to rerankers")
     if model.kind_ == "tree":
+        from swvp.cli.parsing import _tags
         from swvp.data.conllu import format_conllu, read_conllu
 
         corpus = read_conllu(args.input)
-        heads, rels = model.parse(corpus)
+        tags = _tags(args, corpus, model.base_)
+        heads, rels = model.parse(corpus, tags=tags)
         kwargs = {"heads": heads, **({"deprels": rels} if rels is not None else {})}
+        if tags is not None:  # the POS the parser read
+            kwargs[model.base_.tags] = tags
         text = format_conllu(corpus, **kwargs)
     else:
         from swvp.cli.tagging import _tagger_input
@@ -85,7 +114,7 @@ def cmd_predict_reranker(model, args) -> int:
 
         fmt, column = _tagger_input(model.base_, args.input, args.format)
         if fmt != "conllu":
-            raise ValueError("tagger rerankers read and write CoNLL-U")
+            raise SwvpError("tagger rerankers read and write CoNLL-U")
         corpus = read_conllu(args.input)
         text = format_conllu(corpus, **{column: model.predict([s.forms for s in corpus.sentences])})
     if args.output:
@@ -97,18 +126,32 @@ def cmd_predict_reranker(model, args) -> int:
 
 
 def cmd_evaluate_reranker(model, args) -> int:
-    scores = model.evaluate(*_data(model.base_, args.input))
+    data = _data(model.base_, args.input, fmt=args.format)
+    if model.kind_ == "tree":
+        from swvp.cli.parsing import _tags, print_attachment_scores
+        from swvp.data.conllu import read_conllu
+
+        corpus = read_conllu(args.input, validate_trees=True)
+        scores = model.evaluate(corpus, tags=_tags(args, corpus, model.base_))
+        lead = (f"{args.input}: {scores['sentences']} sentences, {scores['words']} words "
+                f"({scores['words_no_punct']} without punctuation); reranker ({scores['learner']}, k = {scores['k']})")
+        print_attachment_scores(scores, args, lead)
+        if not args.json:
+            print(f"UAS base 1-best {100 * scores['base_uas']:.2f}%  oracle {100 * scores['oracle_uas']:.2f}%  "
+                  f"(every word)")
+        return 0
+    scores = model.evaluate(*data)
+    if not args.allow_unknown_labels:
+        from swvp.cli.tagging import warn_unknown_labels
+
+        known = set(model.base_.labels_)
+        warn_unknown_labels(args.input, [t for s in data[1] for t in s if t not in known])
     if args.json:
         print(json.dumps(scores, indent=1))
         return 0
     print(f"{args.input}: {scores['sentences']} sentences; reranker ({scores['learner']}, k = {scores['k']})")
-    if model.kind_ == "tree":
-        print(f"UAS reranked {100 * scores['uas']:.2f}%  base 1-best {100 * scores['base_uas']:.2f}%  "
-              f"oracle {100 * scores['oracle_uas']:.2f}%  (every word)")
-        print(f"UAS reranked without punctuation {100 * scores['uas_no_punct']:.2f}%")
-    else:
-        print(f"accuracy reranked {100 * scores['accuracy']:.2f}%  base 1-best {100 * scores['base_accuracy']:.2f}%"
-              f"  oracle {100 * scores['oracle_accuracy']:.2f}%")
+    print(f"accuracy reranked {100 * scores['accuracy']:.2f}%  base 1-best {100 * scores['base_accuracy']:.2f}%"
+          f"  oracle {100 * scores['oracle_accuracy']:.2f}%")
     return 0
 
 
@@ -158,6 +201,8 @@ def _nbest_conllu(corpus, nbest, column: str, labeller=None, tags=None) -> str:
         extra["deprels"] = rels
     elif labeller is not None and labeller.label_coef_ is not None:
         extra["deprels"] = labeller.predict_deprels(sents, values, tags=cand_tags if tags is not None else None)
+    if labeller is not None and tags is not None:  # the POS the parser read
+        extra[labeller.tags] = cand_tags
     return format_conllu(expanded, **{column: values}, **extra)
 
 
@@ -217,7 +262,7 @@ def predict_parser_nbest(model, args) -> int:
     from swvp.tasks.transition_parser import TransitionDependencyParser
 
     corpus = read_conllu(args.input)
-    tags = _tags(args, corpus)
+    tags = _tags(args, corpus, model)
     constraints = _constraints(args, "heads")
     if isinstance(model, TransitionDependencyParser):
         res = model.predict_nbest(corpus, tags=tags, k=args.nbest or 1, constraints=constraints)
@@ -234,11 +279,8 @@ def predict_parser_nbest(model, args) -> int:
         kwargs = {"heads": res}
         if model.label_coef_ is not None:
             kwargs["deprels"] = model.predict_deprels(corpus, res, tags=tags)
+        if tags is not None:  # the POS the parser read
+            kwargs[model.tags] = tags
         text = format_conllu(corpus, **kwargs)
     _write(text, args.output)
     return 0
-
-
-def check_nbest_args(args) -> None:
-    if getattr(args, "nbest", None) is not None and args.nbest < 1:
-        raise ValueError(f"--nbest must be >= 1, got {args.nbest}")

@@ -10,19 +10,27 @@ The first column is the word, the last the label; with three or more columns the
 is kept line by line so that :func:`write_columns` changes only the label column and reproduces everything else.
 
 Validation (each a :class:`~swvp.exceptions.DataError` with file and 1-based line): the :mod:`swvp.data.textio`
-policy (UTF-8, no BOM, no CR); an empty file or one without sentences; a whitespace-only line; an empty column
-(two spaces in a row, a leading or trailing space); other whitespace (NBSP, U+3000, ...) anywhere; a token line
-whose column count differs from the first token line's; fewer than two columns; a label that is not ``O``, ``B-X``
-or ``I-X``; a ``-DOCSTART-`` line inside a sentence, or any ``-DOCSTART-`` line in a ``conll2000`` file.
+policy (UTF-8; a BOM and CRLF read transparently, a CR inside a line refused); an empty file or one without
+sentences; a whitespace-only line; an empty column (two spaces in a row, a leading or trailing space); other
+whitespace (NBSP, U+3000, ...) anywhere; a token line whose column count differs from the first token line's; fewer
+than two columns; a label that is not ``O``, ``B-X`` or ``I-X``; a ``-DOCSTART-`` line inside a sentence, or any
+``-DOCSTART-`` line in a ``conll2000`` file.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from swvp.data.textio import PathLike, atomic_write_text, gc_paused, join_lines, read_text, split_lines
+from swvp.data.textio import (
+    PathLike,
+    atomic_write_text,
+    display_name,
+    gc_paused,
+    join_lines,
+    read_text,
+    split_lines,
+)
 from swvp.exceptions import DataError
 
 __all__ = ["FORMATS", "ColumnCorpus", "ColumnSentence", "format_columns", "is_iob", "read_columns", "write_columns"]
@@ -77,7 +85,7 @@ class ColumnCorpus:
 
 def read_columns(path: PathLike, *, fmt: str = "conll2000") -> ColumnCorpus:
     """Read a CoNLL-2000 or CoNLL-2002 file (``.xz``/``.gz``/plain); ``fmt`` is ``"conll2000"`` or ``"conll2002"``."""
-    return parse_columns(read_text(path), fmt=fmt, file=os.fspath(path))
+    return parse_columns(read_text(path), fmt=fmt, file=display_name(path))
 
 
 def parse_columns(text: str, *, fmt: str = "conll2000", file: str | None = None) -> ColumnCorpus:

@@ -1,4 +1,5 @@
-"""CoNLL-U treebanks: read with strict validation, write back byte-identical with predicted columns replaced.
+"""CoNLL-U treebanks: read with strict validation, write back byte-identical with predicted columns replaced (a
+BOM and CRLF line endings, which reading drops, are not written back).
 
 A sentence is a block of non-empty lines: comments (``# ...``) first, then one line per token with ten tab-separated
 columns ``ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC``. Tagging and parsing see only the *syntactic words*
@@ -10,7 +11,8 @@ library's line splitter also splits on runs of two spaces, which UD allows insid
 
 Validation (every failure is a :class:`~swvp.exceptions.DataError` with the file and the 1-based line):
 
-* file level (see :mod:`swvp.data.textio`): invalid UTF-8, a BOM, CRLF / CR line endings; an empty file; a file
+* file level (see :mod:`swvp.data.textio`; a BOM and CRLF line endings are read transparently): invalid UTF-8, a
+  carriage return inside a line, control characters; an empty file; a file
   without any sentence; a line holding only whitespace;
 * token lines: a column count other than 10; an empty column (two tabs in a row, a tab at either end: the format
   writes ``_`` for a missing value); a column with leading or trailing whitespace, or whitespace inside any column
@@ -32,7 +34,6 @@ malformed HEAD names the column and says how to run a tagger on such a file (wri
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -48,7 +49,15 @@ from conllu.parser import (
 )
 
 from swvp._config import INT
-from swvp.data.textio import PathLike, atomic_write_text, gc_paused, join_lines, read_text, split_lines
+from swvp.data.textio import (
+    PathLike,
+    atomic_write_text,
+    display_name,
+    gc_paused,
+    join_lines,
+    read_text,
+    split_lines,
+)
 from swvp.exceptions import DataError
 from swvp.structures.tree import tree_error
 
@@ -163,8 +172,7 @@ class ConlluCorpus:
 
 def read_conllu(path: PathLike, *, validate_trees: bool = False) -> ConlluCorpus:
     """Read a CoNLL-U file (``.xz``/``.gz``/plain); with ``validate_trees`` also :func:`check_trees`."""
-    file = os.fspath(path)
-    corpus = parse_conllu(read_text(path), file=file)
+    corpus = parse_conllu(read_text(path), file=display_name(path))
     if validate_trees:
         check_trees(corpus)
     return corpus

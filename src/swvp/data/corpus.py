@@ -9,14 +9,13 @@ from __future__ import annotations
 import gzip
 import itertools
 import lzma
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from swvp.data.columns import is_iob, read_columns
 from swvp.data.conllu import read_conllu
 from swvp.data.ptb import read_ptb_tagged
-from swvp.data.textio import PathLike, open_text
+from swvp.data.textio import PathLike, display_name, open_text
 from swvp.exceptions import DataError
 
 __all__ = ["FORMATS", "TaggedCorpus", "guess_format", "load_tagged"]
@@ -71,7 +70,7 @@ def load_tagged(path: PathLike, *, fmt: str | None = None, column: str = "upos")
     for ``ptb`` (``.mrg``/``.pos`` archive, folder or file) the labels are the POS tags.
     """
     fmt = guess_format(path) if fmt is None else fmt
-    name = os.fspath(path)
+    name = display_name(path)
     if fmt == "conllu":
         if column not in _CONLLU_COLUMNS:
             raise ValueError(f"column must be 'upos' or 'xpos' for CoNLL-U, not {column!r}")
@@ -127,4 +126,4 @@ def guess_format(path: PathLike) -> str:
             pass
     if space_lines:
         return "conll2002" if ne else "conll2000"
-    raise DataError(os.fspath(p), None, "cannot tell the corpus format; pass fmt= explicitly")
+    raise DataError(display_name(path), None, "cannot tell the corpus format; pass fmt= explicitly")

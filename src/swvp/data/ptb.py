@@ -32,7 +32,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.data.conllu import find_tree_error
-from swvp.data.textio import PathLike, decode_text, read_bytes
+from swvp.data.textio import PathLike, decode_text, display_name, is_stdin, read_bytes
 from swvp.exceptions import DataError
 
 __all__ = [
@@ -119,9 +119,9 @@ def _members(path: PathLike, suffixes: tuple[str, ...], files: Iterable[str] | N
             if wanted is None or _fileid(name) in wanted:
                 yield f"{root}[{name}]", name, decode_text(data, f"{root}[{name}]")
     else:
-        if not root.exists():
+        if not is_stdin(path) and not root.exists():
             raise FileNotFoundError(root)
-        yield os.fspath(root), root.name, decode_text(read_bytes(root), os.fspath(root))
+        yield display_name(path), root.name, decode_text(read_bytes(path), display_name(path))
 
 
 def _check_wanted(root: Path, wanted: set[str] | None, names: list[str]) -> None:

@@ -13,9 +13,7 @@ written is the tokens' forms joined as ``SpaceAfter`` says (the CoNLL-U rule the
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -23,7 +21,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, ConlluSentence
-from swvp.data.textio import PathLike, gc_paused, read_bytes
+from swvp.data.textio import PathLike, display_name, gc_paused, read_bytes
 from swvp.exceptions import DataError
 
 __all__ = ["Document", "Sentence", "Token", "TrainingParagraph", "Word", "code_points", "document_from_conllu",
@@ -360,10 +358,7 @@ def read_raw_text(path: PathLike) -> str:
     Invalid UTF-8 raises :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the
     uncompressed bytes) of the first bad byte; a missing file raises ``FileNotFoundError``.
     """
-    if os.fspath(path) == "-":
-        file, data = "<stdin>", sys.stdin.buffer.read()
-    else:
-        file, data = os.fspath(path), read_bytes(path)
+    file, data = display_name(path), read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,13 +1,17 @@
-"""Text files in and out: transparent ``.xz``/``.gz`` decompression, strict UTF-8, atomic writes.
+"""Text files in and out: transparent ``.xz``/``.gz`` decompression, standard input, strict UTF-8, atomic writes.
 
 Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`read_text` or :func:`decode_text`):
 
+* the path ``"-"`` is standard input (read once per process and kept, so a format sniffer and the reader see the
+  same bytes; errors name it ``<stdin>``);
 * the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte
   (UTF-16/32 files, recognised by their byte order mark or NUL bytes, are named as such);
-* a UTF-8 byte order mark (BOM) at the start of a file is rejected (``DataError`` at line 1): CoNLL-U forbids it and
-  silently stripping it would make a written file differ from the one read;
-* line endings must be ``\\n``: the first ``\\r\\n`` (or lone ``\\r``) raises ``DataError`` at its line, with a hint to
-  convert the file (``dos2unix``). Nothing is translated, so a file read and written back is byte-identical;
+* a UTF-8 byte order mark (BOM) at the start of a file is skipped, and ``\\r\\n`` line endings read as ``\\n``, as
+  CoNLL-U tools (the UD validator, the ``conllu`` library) read them: a file saved by a Windows editor is the same
+  corpus. A file written back (``swvp predict``) therefore has ``\\n`` line endings and no BOM, as CoNLL-U asks; it
+  is the file read, byte for byte, when the input had neither;
+* a carriage return not followed by ``\\n`` raises ``DataError`` at its line: inside a line it is damage, not a line
+  ending;
 * no C0 control character other than tab and newline (NUL, form feed, escape, ... and DEL): valid UTF-8 as they are,
   they mark binary or UTF-16 content, never a corpus (C1 characters U+0080-U+009F do occur in real treebanks, as
   mis-decoded cp1252 quotes, and are kept).
@@ -24,6 +28,7 @@ import io
 import lzma
 import os
 import re
+import sys
 import tempfile
 import zlib
 from pathlib import Path
@@ -50,7 +55,45 @@ def _suffix(path: PathLike) -> str:
     return ""
 
 
+#: the path that means standard input
+STDIN = "-"
+_stdin: tuple[object, bytes] | None = None  # (the sys.stdin it was read from, its bytes)
+
+
+def is_stdin(path: PathLike) -> bool:
+    """Whether ``path`` is ``"-"``, standard input."""
+    return isinstance(path, (str, os.PathLike)) and os.fspath(path) == STDIN
+
+
+def display_name(path: PathLike) -> str:
+    """How errors name ``path``: ``<stdin>`` for ``"-"``, else the path as given."""
+    return "<stdin>" if is_stdin(path) else os.fspath(path)
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input, read once (a second reader of ``"-"`` gets the same bytes); ``.xz``/``.gz`` data, recognised
+    by its magic number, is decompressed."""
+    global _stdin
+    stream = sys.stdin
+    if _stdin is None or _stdin[0] is not stream:
+        if stream is None:
+            raise FileNotFoundError(2, "no standard input", STDIN)
+        buffer = getattr(stream, "buffer", None)
+        _stdin = (stream, buffer.read() if buffer is not None else stream.read().encode("utf-8"))
+    data = _stdin[1]
+    try:
+        if data.startswith(b"\xfd7zXZ\x00"):
+            return lzma.decompress(data)
+        if data.startswith(b"\x1f\x8b"):
+            return gzip.decompress(data)
+    except (lzma.LZMAError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise DataError("<stdin>", None, f"damaged compressed input: {exc}") from None
+    return data
+
+
 def _open_binary(path: PathLike) -> BinaryIO:
+    if is_stdin(path):
+        return io.BytesIO(_stdin_bytes())
     suffix = _suffix(path)
     if suffix == ".xz":
         return lzma.open(path, "rb")
@@ -60,10 +103,12 @@ def _open_binary(path: PathLike) -> BinaryIO:
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """The uncompressed bytes of ``path`` (``.xz``, ``.gz`` or plain).
+    """The uncompressed bytes of ``path`` (``.xz``, ``.gz`` or plain; ``"-"``: standard input).
 
     A missing file raises :class:`FileNotFoundError`; damaged compressed data raises ``DataError`` (no line).
     """
+    if is_stdin(path):
+        return _stdin_bytes()
     try:
         with _open_binary(path) as f:
             return f.read()
@@ -72,7 +117,8 @@ def read_bytes(path: PathLike) -> bytes:
 
 
 def decode_text(data: bytes, file: str) -> str:
-    """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module; ``file`` names errors."""
+    """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module (a leading BOM skipped, CRLF read
+    as LF); ``file`` names errors."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DataError(file, 1, "UTF-16 or UTF-32 byte order mark: re-encode the file as UTF-8")
     try:
@@ -88,13 +134,13 @@ def decode_text(data: bytes, file: str) -> str:
             file, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); re-encode the file as UTF-8"
         ) from None
     if text.startswith(_BOM):
-        raise DataError(file, 1, "UTF-8 byte order mark (BOM) at start of file; save the file without a BOM")
-    cr = text.find("\r")
-    if cr >= 0:
-        line = text.count("\n", 0, cr) + 1
-        if text.startswith("\r\n", cr):
-            raise DataError(file, line, "CRLF line ending; convert with dos2unix")
-        raise DataError(file, line, "carriage return (\\r) inside a line; lines must end with \\n only")
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        cr = text.find("\r")
+        if cr >= 0:
+            raise DataError(file, text.count("\n", 0, cr) + 1, "carriage return (\\r) not followed by a newline: "
+                            "lines end with \\n (or \\r\\n)")
     bad = _CONTROL.search(text) if data.translate(None, _NOT_CONTROL) else None
     if bad is not None:
         at = bad.start()
@@ -106,8 +152,9 @@ def decode_text(data: bytes, file: str) -> str:
 
 
 def read_text(path: PathLike) -> str:
-    """The whole text of ``path`` (``.xz``, ``.gz`` or plain), validated as described in the module docstring."""
-    return decode_text(read_bytes(path), os.fspath(path))
+    """The whole text of ``path`` (``.xz``, ``.gz``, plain or ``"-"``), validated as described in the module
+    docstring."""
+    return decode_text(read_bytes(path), display_name(path))
 
 
 @contextlib.contextmanager
@@ -146,11 +193,12 @@ def join_lines(lines: list[str], final_newline: bool) -> str:
 
 
 def open_text(path: PathLike) -> TextIO:
-    """A UTF-8 text stream over ``path`` (``.xz``, ``.gz`` or plain), for sniffing the start of large files.
+    """A UTF-8 text stream over ``path`` (``.xz``, ``.gz``, plain or ``"-"``), for sniffing the start of large files.
 
-    No newline translation (``newline=""``) and no validation; readers use :func:`read_text`, which validates.
+    A leading BOM is skipped and line endings read as ``\\n`` (universal newlines), but nothing is validated;
+    readers use :func:`read_text`, which validates.
     """
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8", errors="strict", newline="")
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", errors="strict", newline=None)
 
 
 def _default_mode() -> int:

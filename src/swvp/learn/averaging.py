@@ -27,16 +27,38 @@ class VotedWeights:
         self._logged = 0
         self.n_examples = 0
 
-    def add_epoch(self, log: dict, n_updates: int, c_before: int, c_after: int) -> None:
-        """Append one epoch's log, as filled by the epoch kernel."""
+    def add_epoch(self, log: dict, n_updates: int, c_before: int, c_after: int, first: int = 0) -> None:
+        """Append one epoch's log, as filled by the epoch kernel (``first``: updates of the epoch made before this
+        log started, when an interrupted epoch is finished later)."""
         n = int(log["n"][0])
         self._idx.append(log["idx"][:n].copy())
         self._val.append(log["val"][:n].copy())
-        pairs = log["updates"][: 2 * n_updates].reshape(-1, 2) if n_updates else np.zeros((0, 2), INT)
+        pairs = (log["updates"][2 * first: 2 * (first + n_updates)].reshape(-1, 2) if n_updates
+                 else np.zeros((0, 2), INT))
         self._examples.append(pairs[:, 0].copy())
         self._ends.append(pairs[:, 1] + self._logged)
         self._logged += n
         self.n_examples = c_after
+
+    def state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(JSON settings, arrays) to save the log in a model file; :meth:`from_state` reads them back."""
+        cat = [np.concatenate(x) if x else np.zeros(0, d)
+               for x, d in ((self._idx, INT), (self._val, FLOAT), (self._ends, INT), (self._examples, INT))]
+        meta = {"size": int(self.size), "logged": int(self._logged), "n_examples": int(self.n_examples)}
+        return meta, dict(zip(("idx", "val", "ends", "examples"), cat))
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> VotedWeights:
+        obj = cls(int(meta["size"]))
+        idx, val, ends, ex = (np.asarray(arrays[k]) for k in ("idx", "val", "ends", "examples"))
+        if idx.shape != val.shape or ends.shape != ex.shape or (idx.size and (idx.min() < 0 or idx.max() >= obj.size)):
+            raise ValueError("inconsistent voted perceptron log")
+        if ends.size and (ends.min() < 0 or ends.max() > idx.size or np.any(np.diff(ends) < 0)):
+            raise ValueError("inconsistent voted perceptron log")
+        obj._idx, obj._val = [idx.astype(INT)], [val.astype(FLOAT)]
+        obj._ends, obj._examples = [ends.astype(INT)], [ex.astype(INT)]
+        obj._logged, obj.n_examples = int(meta["logged"]), int(meta["n_examples"])
+        return obj
 
     @property
     def n_updates(self) -> int:

@@ -16,6 +16,7 @@ the last-iterate weights equal :class:`~swvp.learn.perceptron.Perceptron`'s bit 
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from swvp._config import FLOAT, INT
+from swvp._version import __version__
+from swvp.exceptions import ClusterError
 from swvp.learn._codes import N_STATS, STAT_MISTAKES
 from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
 from swvp.model.weights import WeightTable
@@ -63,10 +66,39 @@ class ParameterMixing:
                              f"(tcp://host:port) or a dask.distributed.Client, got {self.scheduler!r}")
 
     def params(self) -> dict:
-        """JSON-able settings (a Client is recorded by its scheduler address)."""
-        sched = self.scheduler if isinstance(self.scheduler, str) else getattr(self.scheduler, "scheduler", None)
-        address = getattr(sched, "address", sched)
-        return {"shards": int(self.shards), "mu": self.mu, "scheduler": str(address)}
+        """JSON-able settings, as a model file records them: a Dask scheduler (a live ``Client`` or an address, both
+        ephemeral) is recorded as ``"dask"``, never by its address."""
+        local = isinstance(self.scheduler, str) and self.scheduler in LOCAL_SCHEDULERS
+        return {"shards": int(self.shards), "mu": self.mu, "scheduler": self.scheduler if local else "dask"}
+
+    @classmethod
+    def from_params(cls, params: dict) -> ParameterMixing:
+        """The settings :meth:`params` recorded. A model trained on a Dask cluster (``"dask"``, or the address an
+        older file holds) trains on threads when fitted again — the same weights, as the scheduler never changes
+        them — instead of connecting to a cluster that is gone; set ``learner__mixing`` to use one."""
+        sched = params.get("scheduler", "threads")
+        local = isinstance(sched, str) and sched in LOCAL_SCHEDULERS
+        return cls(shards=params.get("shards", 2), mu=params.get("mu", "size"), scheduler=sched if local else "threads")
+
+    def __deepcopy__(self, memo) -> ParameterMixing:
+        """The settings are immutable, so a deep copy (``sklearn.base.clone``, ``GridSearchCV``) is this object: a
+        live ``Client`` is shared, never copied (it cannot be)."""
+        return self
+
+    def __reduce__(self):
+        """Pickled (process pools, Dask workers, joblib), a ``Client`` travels as its scheduler's address, which
+        connects again on the other side: a live client cannot cross processes."""
+        return (type(self), (self.shards, self.mu, _portable(self.scheduler)))
+
+
+def _portable(scheduler):
+    """A scheduler that survives pickling: local names and addresses as they are, a ``Client`` as its address."""
+    if isinstance(scheduler, str):
+        return scheduler
+    address = getattr(getattr(scheduler, "scheduler", None), "address", None)
+    if not isinstance(address, str):
+        raise TypeError(f"cannot pickle a ParameterMixing whose scheduler {scheduler!r} has no address")
+    return address
 
 
 class ShardResult(NamedTuple):
@@ -106,8 +138,9 @@ class _ShardExecutor:
             return
         try:
             from distributed import Client
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ImportError("training on a Dask cluster needs dask.distributed: pip install 'swvp[dask]'") from err
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ClusterError("training on a Dask cluster needs dask.distributed here: pip install "
+                               "'swvp[dask]'") from None
         if isinstance(scheduler, str):
             self.client, self.owns_client = Client(scheduler), True
         else:
@@ -115,7 +148,13 @@ class _ShardExecutor:
         # hash=False: a fresh key per scatter. With content-hashed keys, scattering data equal to data just released
         # (the same problem in a second run, unchanged weights) races with the release and cancels the shard tasks
         # ("lost dependencies").
-        [self.problem_future] = self.client.scatter([problem], broadcast=True, hash=False)
+        try:
+            [self.problem_future] = self.client.scatter([problem], broadcast=True, hash=False)
+        except Exception as err:
+            if self.owns_client:
+                self.client.close()
+            _raise_worker_error(err)
+            raise
 
     def run(self, w: np.ndarray, orders: list[np.ndarray], search, codes):
         """Yield (shard index, result) as shards finish."""
@@ -126,7 +165,12 @@ class _ShardExecutor:
             futures = {self.client.submit(shard_epoch, self.problem_future, w_future, o, search, codes, pure=False): i
                        for i, o in enumerate(orders)}
             for fut in dask_completed(futures):
-                yield futures[fut], fut.result()
+                try:
+                    res = fut.result()
+                except Exception as err:
+                    _raise_worker_error(err)
+                    raise
+                yield futures[fut], res
             return
         if self.pool is None:
             for i, o in enumerate(orders):
@@ -145,6 +189,18 @@ class _ShardExecutor:
                 self.client.close()
 
 
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def _raise_worker_error(err: BaseException) -> None:
+    """A worker that cannot import a module (Dask reports it as ModuleNotFoundError, or as a bare Exception holding
+    its text, after a long traceback) → one ClusterError saying what to install; other errors pass."""
+    missing = _NO_MODULE.search(str(err))
+    if missing is not None:
+        raise ClusterError(f"a Dask worker cannot import {missing.group(1)!r}: install swvp {__version__} on every "
+                           "worker (pip install 'swvp[dask]', the version that runs here)") from None
+
+
 def make_shards(n_examples: int, n_shards: int, random_state) -> list[np.ndarray]:
     """A seeded random split of the example indices into ``n_shards`` near-equal sorted shards (S = 1: all)."""
     rng = np.random.default_rng(None if random_state is None else [int(random_state), 2010])
@@ -158,7 +214,8 @@ class MixingRunner:
     holds the lazy sums over epochs plus the shards' within-epoch averaging terms.
     """
 
-    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes):
+    def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes,
+                 weights: WeightTable | None = None):
         mixing: ParameterMixing = learner.mixing
         mixing.check(problem.n_examples)
         if learner.voted:
@@ -167,10 +224,13 @@ class MixingRunner:
         self.shards = make_shards(problem.n_examples, int(mixing.shards), learner.random_state)
         sizes = np.array([s.shape[0] for s in self.shards], FLOAT)
         self.mu = sizes / sizes.sum() if mixing.mu == "size" else np.full(len(self.shards), 1.0 / len(self.shards))
-        self.table = WeightTable(problem.weight_size)
+        self.table = weights if weights is not None else WeightTable(problem.weight_size)
         self.executor = _ShardExecutor(mixing.scheduler, len(self.shards), problem)
 
-    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
+    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult,
+                  partial=None) -> EpochStats:
+        """One epoch of every shard, mixed. Deferred Ctrl-C lets the shards finish it (their threads cannot be
+        stopped), so an epoch is never cut half-way (``partial`` is always None)."""
         orders = [s[rng.permutation(s.shape[0])] if self.learner.shuffle else s for s in self.shards]
         stats = np.zeros(N_STATS, FLOAT)
         search_stats = self.search.new_stats()

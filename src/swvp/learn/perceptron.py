@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from swvp import _interrupt
 from swvp._config import FLOAT, INT
 from swvp._params import Params
 from swvp.learn._codes import N_STATS, STAT_LOG_OVERFLOW, STAT_UPDATES
@@ -21,7 +22,7 @@ from swvp.learn.averaging import VotedWeights
 from swvp.learn.mixing import MixingRunner, ParameterMixing
 from swvp.learn.protocol import StructuredProblem
 from swvp.learn.search import Exact, make_search
-from swvp.learn.stats import EpochStats, TrainResult, epoch_stats
+from swvp.learn.stats import EpochStats, PartialEpoch, TrainResult, epoch_stats
 from swvp.learn.updates import Full, WeightedViolations, make_update
 from swvp.model.weights import WeightTable
 
@@ -71,46 +72,91 @@ class Perceptron(Params):
     def train(self, problem: StructuredProblem, *, dev: StructuredProblem | None = None,
               on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
               on_progress: Callable[[int, int, int, np.ndarray], None] | None = None,
-              weights: WeightTable | None = None) -> TrainResult:
+              weights: WeightTable | None = None, resume: TrainResult | None = None) -> TrainResult:
         """Run up to ``epochs`` passes over ``problem``; return weights and diagnostics.
 
         With ``dev``, each epoch's weights (averaged if ``average``) are scored on it and the best epoch's
         weights kept in ``best_weights``. ``on_progress(epoch, done, total, stats)`` is called as an epoch
-        advances (the epoch then runs in about 50 compiled chunks). Ctrl-C stops at the next chunk boundary
-        and keeps everything learned so far (``interrupted=True``; the weights stay consistent).
-        ``weights`` resumes from a checkpoint. One loop for both epoch runners: sequential, or parameter mixing.
+        advances (the epoch then runs in about 50 compiled chunks). Ctrl-C (:mod:`swvp._interrupt`) stops at the
+        next chunk boundary, or after the dev scoring and ``on_epoch`` of an epoch that was ending, and keeps
+        everything learned so far (``interrupted=True``; a second Ctrl-C raises KeyboardInterrupt at once).
+        ``weights``: the initial weight table. ``resume``: a result returned earlier (or read from a checkpoint)
+        to continue (its weight table goes on in place): the same problem, dev set and settings then give the weights
+        an uninterrupted run gives. One loop for both epoch runners: sequential, or parameter mixing.
         """
         if int(self.epochs) < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs!r}")
         search, update = self.resolved()
         codes = update.codes()
+        if resume is not None:
+            self._check_resume(resume, problem)
+            weights = resume.weights
         if self.mixing is not None:
-            if weights is not None:
-                raise ValueError("resuming from a weight table is not available with parameter mixing")
-            runner = MixingRunner(self, problem, search, codes)
+            if weights is not None and resume is None:
+                raise ValueError("starting from a weight table is not available with parameter mixing")
+            runner = MixingRunner(self, problem, search, codes, weights)
         else:
             runner = SequentialRunner(self, problem, search, codes, weights)
         result = TrainResult(runner.table)
-        if self.voted:
-            result.voted = VotedWeights(problem.weight_size)
         rng = np.random.default_rng(self.random_state)
-        best = -np.inf
-        try:
-            for epoch in range(1, int(self.epochs) + 1):
-                t0 = time.perf_counter()
-                try:
-                    es = runner.run_epoch(epoch, rng, on_progress, result)
-                except KeyboardInterrupt:
-                    result.interrupted = True  # the weights stay those of the last completed chunk or epoch
-                    break
-                best, stop = self._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
-                if stop:
-                    break
-        finally:
-            runner.close()
+        partial = None
+        if resume is not None:
+            result.history = list(resume.history)
+            result.best_epoch, result.best_weights = resume.best_epoch, resume.best_weights
+            result.best_score, result.voted = resume.best_score, resume.voted
+            rng.bit_generator.state = resume.rng_state
+            partial = resume.partial
+        if self.voted and result.voted is None:
+            result.voted = VotedWeights(problem.weight_size)
+        best = -np.inf if result.best_score is None else result.best_score
+        first = result.epochs_run + 1
+        stopped = bool(result.history) and self._separated(result.history[-1]) and partial is None
+        with _interrupt.deferred():
+            try:
+                for epoch in range(first, int(self.epochs) + 1):
+                    if stopped:
+                        break
+                    if _interrupt.requested():
+                        result.interrupted = True
+                        break
+                    t0 = time.perf_counter()
+                    try:
+                        es = runner.run_epoch(epoch, rng, on_progress, result, partial)
+                    except KeyboardInterrupt:
+                        if _interrupt.active():
+                            raise  # a second Ctrl-C: stop at once
+                        result.interrupted, result.resumable = True, False  # cut wherever the signal landed
+                        break
+                    partial = None
+                    result.rng_state = rng.bit_generator.state  # what the next epoch starts from (checkpoints)
+                    if es is None:  # Ctrl-C: stopped at a chunk boundary (result.partial)
+                        result.interrupted = True
+                        break
+                    best, stopped = self._end_epoch(es, problem, dev, search, result, best, t0, on_epoch)
+                if not result.interrupted and _interrupt.requested():
+                    result.interrupted = True  # pressed during the last epoch's dev scoring or on_epoch
+            finally:
+                runner.close()
+        result.rng_state = rng.bit_generator.state
         if dev is None and result.history:
             result.best_epoch = result.history[-1].epoch
         return result
+
+    def _separated(self, es: EpochStats) -> bool:
+        return bool(self.stop_when_separated and es.mistakes == 0)
+
+    def _check_resume(self, resume: TrainResult, problem: StructuredProblem) -> None:
+        """Refuse a checkpoint this run cannot continue exactly."""
+        if not resume.resumable or resume.rng_state is None:
+            raise ValueError("this training result cannot be resumed (it was cut short at an unknown point)")
+        if resume.weights.size != problem.weight_size:
+            raise ValueError(f"the checkpoint has {resume.weights.size} weights, the problem needs "
+                             f"{problem.weight_size}")
+        if resume.epochs_run > int(self.epochs) or (resume.partial is not None
+                                                    and resume.partial.epoch > int(self.epochs)):
+            raise ValueError(f"the checkpoint has run {resume.epochs_run} epochs, more than epochs={self.epochs}")
+        if bool(self.voted) != (resume.voted is not None):
+            raise ValueError("the checkpoint and the learner disagree on the voted perceptron")
 
     def _end_epoch(self, es: EpochStats, problem: StructuredProblem, dev: StructuredProblem | None, search,
                    result: TrainResult, best: float, t0: float, on_epoch) -> tuple[float, bool]:
@@ -130,62 +176,100 @@ class Perceptron(Params):
                 best = es.dev_accuracy
                 result.best_epoch = es.epoch
                 result.best_weights = current.copy()
+                result.best_score = float(best)
         es.seconds = time.perf_counter() - t0
         result.history.append(es)
         if on_epoch is not None:
             on_epoch(es, result)
-        return best, bool(self.stop_when_separated and es.mistakes == 0)
+        return best, self._separated(es)
 
 
 class SequentialRunner:
-    """Epochs of the ordinary (sequential) perceptron: one compiled pass, in chunks when progress is reported."""
+    """Epochs of the ordinary (sequential) perceptron: one compiled pass, in chunks when progress is reported or
+    Ctrl-C deferred (the chunks give the same weights as one pass). Progress comes in :attr:`CHUNKS` chunks per
+    epoch; for Ctrl-C alone, chunks grow until each takes about :attr:`CHUNK_SECONDS` (the calls cost little)."""
+
+    #: chunks per epoch when progress is reported
+    CHUNKS = 50
+    #: the time a chunk should take when only Ctrl-C needs them (the longest wait for a stop)
+    CHUNK_SECONDS = 0.2
 
     def __init__(self, learner: Perceptron, problem: StructuredProblem, search, codes, weights: WeightTable | None):
         self.learner, self.problem, self.search, self.codes = learner, problem, search, codes
         self.table = weights if weights is not None else WeightTable(problem.weight_size)
         self.order = np.arange(problem.n_examples, dtype=INT)
+        self.step = max(1, -(-problem.n_examples // self.CHUNKS))
         self.log_size = None  # the voted log's capacity, grown to what an epoch needed
 
-    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult) -> EpochStats:
+    def run_epoch(self, epoch: int, rng: np.random.Generator, on_progress, result: TrainResult,
+                  partial: PartialEpoch | None = None) -> EpochStats | None:
+        """One epoch (the rest of ``partial``'s); None when Ctrl-C stopped it (``result.partial`` says where)."""
         learner, problem, table = self.learner, self.problem, self.table
-        if learner.shuffle:
-            self.order = rng.permutation(problem.n_examples).astype(INT)
+        n = problem.n_examples
+        if partial is not None:
+            if partial.epoch != epoch or partial.order.shape != (n,):
+                raise ValueError("the checkpoint's unfinished epoch does not fit this problem")
+            self.order, start = partial.order, int(partial.done)
+            stats0, search_stats0 = partial.stats, partial.search_stats
+        else:
+            if learner.shuffle:
+                self.order = rng.permutation(n).astype(INT)
+            start = 0
+            stats0, search_stats0 = np.zeros(N_STATS, FLOAT), self.search.new_stats()
         if not learner.voted:
-            stats, search_stats = self._pass(epoch, on_progress, None)
-            return epoch_stats(epoch, stats, self.search, search_stats)
-        # The voted perceptron logs every weight change of the epoch. The log counts the changes past its capacity,
-        # so an epoch that overflows it is run again, from the weights before it, with a log of the size it needed.
-        if self.log_size is None:
-            self.log_size = problem.log_capacity(self.codes)
-        before = (table.w.copy(), table.u.copy(), table.c)
-        while True:
-            cap = self.log_size
-            log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
-                   "updates": np.zeros(2 * problem.n_examples, INT)}
-            stats, search_stats = self._pass(epoch, on_progress, log)
-            if not stats[STAT_LOG_OVERFLOW]:
-                break
-            needed = int(log["n"][0])
-            if needed <= cap:
-                raise RuntimeError("voted perceptron log overflow with room left (a bug)")
-            self.log_size = needed + needed // 4
-            table.w[:], table.u[:] = before[0], before[1]
-            table.c = before[2]
-        result.voted.add_epoch(log, int(stats[STAT_UPDATES]), before[2], table.c)
+            stats, search_stats, done = self._pass(epoch, on_progress, None, start, stats0.copy(),
+                                                   search_stats0.copy())
+        else:
+            # The voted perceptron logs every weight change of the epoch. The log counts the changes past its
+            # capacity, so a pass that overflows it is run again, from the weights before it, with a log of the
+            # size it needed.
+            if self.log_size is None:
+                self.log_size = problem.log_capacity(self.codes)
+            before = (table.w.copy(), table.u.copy(), table.c)
+            while True:
+                cap = self.log_size
+                log = {"idx": np.zeros(cap, INT), "val": np.zeros(cap, FLOAT), "n": np.zeros(1, INT),
+                       "updates": np.zeros(2 * n, INT)}
+                stats, search_stats, done = self._pass(epoch, on_progress, log, start, stats0.copy(),
+                                                       search_stats0.copy())
+                if not stats[STAT_LOG_OVERFLOW]:
+                    break
+                needed = int(log["n"][0])
+                if needed <= cap:
+                    raise RuntimeError("voted perceptron log overflow with room left (a bug)")
+                self.log_size = needed + needed // 4
+                table.w[:], table.u[:] = before[0], before[1]
+                table.c = before[2]
+            first = 0 if partial is None else int(partial.stats[STAT_UPDATES])
+            result.voted.add_epoch(log, int(stats[STAT_UPDATES]) - first, before[2], table.c, first=first)
+        if done < n:
+            result.partial = PartialEpoch(epoch, self.order, done, stats, search_stats)
+            return None
+        result.partial = None
         return epoch_stats(epoch, stats, self.search, search_stats)
 
-    def _pass(self, epoch: int, on_progress, log: dict | None) -> tuple[np.ndarray, np.ndarray]:
-        """One compiled pass over the epoch's order, in chunks when progress is reported; (stats, search stats)."""
-        problem = self.problem
-        stats = np.zeros(N_STATS, FLOAT)
-        search_stats = self.search.new_stats()
+    def _pass(self, epoch: int, on_progress, log: dict | None, start: int, stats: np.ndarray,
+              search_stats: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """The epoch's order from ``start`` in compiled chunks, until its end or Ctrl-C; (stats, search stats, how
+        many examples of the order are done)."""
+        problem, table = self.problem, self.table
         n = problem.n_examples
-        step = n if on_progress is None else max(1, -(-n // 50))
-        for lo in range(0, max(n, 1), step):
-            problem.run_epoch(self.table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
+        adaptive = on_progress is None
+        step = max(n, 1) if adaptive and not _interrupt.active() else self.step
+        done = lo = start
+        while True:
+            if lo > start and _interrupt.requested():
+                break
+            t0 = time.perf_counter()
+            problem.run_epoch(table, self.order[lo:lo + step], self.search, self.codes, stats, log, search_stats)
+            lo = done = min(lo + step, n)
             if on_progress is not None:
-                on_progress(epoch, min(lo + step, n), n, stats)
-        return stats, search_stats
+                on_progress(epoch, done, n, stats)
+            elif adaptive and time.perf_counter() - t0 < self.CHUNK_SECONDS / 2 and step < n:
+                step = self.step = min(n, 2 * step)
+            if lo >= n:
+                break
+        return stats, search_stats, done
 
     def close(self) -> None:
         pass

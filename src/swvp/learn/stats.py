@@ -56,8 +56,26 @@ class EpochStats:
 
 
 @dataclass
+class PartialEpoch:
+    """An epoch stopped at a chunk boundary: its example order, how many of them were learned from, and its
+    statistics so far (what :meth:`Perceptron.train` needs to finish it exactly)."""
+
+    epoch: int
+    order: np.ndarray
+    done: int
+    stats: np.ndarray
+    search_stats: np.ndarray
+
+
+@dataclass
 class TrainResult:
-    """What :meth:`Perceptron.train` returns: the weight table, per-epoch history and the best epoch."""
+    """What :meth:`Perceptron.train` returns: the weight table, per-epoch history and the best epoch.
+
+    With ``rng_state`` (the shuffle's generator state when training stopped) and ``partial`` (an epoch stopped
+    half-way, or None) it is also a checkpoint: ``Perceptron.train(..., resume=result)`` continues the run to the
+    same weights as an uninterrupted one. ``resumable`` is False when a KeyboardInterrupt cut training somewhere
+    unknown.
+    """
 
     weights: WeightTable
     history: list[EpochStats] = field(default_factory=list)
@@ -65,9 +83,18 @@ class TrainResult:
     best_weights: np.ndarray | None = None  # averaged (or last) weights at the best dev epoch
     voted: VotedWeights | None = None
     interrupted: bool = False
+    best_score: float | None = None  # the best epoch's dev score
+    rng_state: dict | None = None
+    partial: PartialEpoch | None = None
+    resumable: bool = True
 
     def final_weights(self, averaged: bool = True) -> np.ndarray:
         return self.weights.averaged() if averaged else self.weights.current()
+
+    @property
+    def epochs_run(self) -> int:
+        """Completed epochs (an epoch stopped half-way not counted)."""
+        return len(self.history)
 
 
 def epoch_stats(epoch: int, s: np.ndarray, search, search_stats: np.ndarray | None = None) -> EpochStats:

@@ -10,20 +10,40 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.data.conllu import find_tree_error, read_conllu
+from swvp.data.textio import display_name
 from swvp.exceptions import DataError
+from swvp.features.arc import sentence_column
 from swvp.metrics import attachment_scores
+from swvp.tasks._inputs import check_columns, check_scored, sentence_list, token_sentences
+from swvp.tasks.base import dev_score
 
 PUNCT = "PUNCT"
 
 
+class TokenSentence(SimpleNamespace):
+    """A sentence given as a token list: its forms, and its POS tags (``upos`` and ``xpos`` alike) when the tokens
+    were (word, tag) pairs; no lemmas, features or tree."""
+
+
 def sentences_of(X) -> tuple[list, str | None]:
-    """Sentences and the file name errors should report."""
+    """Sentences and the file name errors should report.
+
+    ``X``: a CoNLL-U path, a corpus (``.sentences``), sentence objects (``forms``, ``upos``, ``xpos``, ... as
+    :class:`~swvp.data.conllu.ConlluSentence`), or token lists: lists of words (their tags then come from
+    ``tags=`` or ``tagger=``) or of (word, tag) pairs, which become :class:`TokenSentence` objects.
+    """
     if isinstance(X, (str, os.PathLike)):
         corpus = read_conllu(X)
-        return list(corpus.sentences), os.fspath(X)
+        return list(corpus.sentences), display_name(X)
     if hasattr(X, "sentences"):
         return list(X.sentences), getattr(X, "path", None)
-    return list(X), None
+    sents = sentence_list(X)
+    if not sents or hasattr(sents[0], "forms") or isinstance(sents[0], dict):
+        return sents, None
+    words, tags = token_sentences(sents)
+    if tags is None:
+        return [TokenSentence(forms=w, upos=None, xpos=None) for w in words], None
+    return [TokenSentence(forms=w, upos=t, xpos=t) for w, t in zip(words, tags)], None
 
 
 def gold_heads(sents: list, source: str | None) -> np.ndarray:
@@ -32,6 +52,9 @@ def gold_heads(sents: list, source: str | None) -> np.ndarray:
     for i, s in enumerate(sents):
         heads = getattr(s, "heads", None)
         lines = getattr(s, "line_numbers", None)
+        if isinstance(s, TokenSentence):
+            raise ValueError(f"sentence {i + 1} is a token list: training and evaluation need gold trees (a CoNLL-U "
+                             "path, a ConlluCorpus, or sentences with forms, upos or xpos, heads and deprels)")
         if heads is None:
             raise DataError(source, lines[0] if lines else None,
                             f"sentence {i + 1} has no HEAD column ('_'); training and evaluation need gold trees")
@@ -44,18 +67,39 @@ def gold_heads(sents: list, source: str | None) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, INT)
 
 
-def with_tags(sents: list, column: str, tags) -> list:
-    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence), e.g. a tagger's output."""
+def check_tag_column(sents: list, column: str, source: str | None, *, training: bool) -> None:
+    """DataError when the POS column a parser reads is ``_`` for every word (a treebank without XPOS, a file to be
+    tagged first): the features would see no POS at all, silently."""
+    columns = [getattr(s, column, None) for s in sents]
+    if not sents or any(c is None for c in columns) or any(t != "_" for c in columns for t in c):
+        return  # a column that is not there at all (token lists) is with_tags' to report
+    lines = getattr(sents[0], "line_numbers", None)
+    fix = ("train on the other column (tags='xpos' or 'upos'; swvp train parser --pos-column) or on tagged text"
+           if training else "give predicted tags (tags=...; swvp predict/evaluate --tagger MODEL)")
+    raise DataError(source, lines[0] if lines else None,
+                    f"{column.upper()} is '_' for every word, and the parser reads its POS from {column.upper()}: "
+                    f"{fix}")
+
+
+def with_tags(sents: list, column: str, tags, tagger=None) -> list:
+    """Sentences whose ``column`` is replaced by ``tags`` (one list per sentence) or by ``tagger``'s output (a
+    fitted :class:`~swvp.tasks.tagger.SequenceTagger`); token lists without tags need one of them."""
+    if tagger is not None:
+        if tags is not None:
+            raise ValueError("give tags or tagger, not both")
+        if not callable(getattr(tagger, "predict", None)):
+            raise TypeError(f"tagger must be a fitted SequenceTagger, not {type(tagger).__name__}")
+        tags = tagger.predict([list(sentence_column(s, "forms")) for s in sents])
     if tags is None:
+        for i, s in enumerate(sents):
+            if isinstance(s, TokenSentence) and getattr(s, column) is None:
+                raise ValueError(f"sentence {i + 1} is a list of words without POS tags ({column}): give (word, tag) "
+                                 "pairs, tags=[[...], ...] (one tag list per sentence) or tagger=<a fitted "
+                                 "SequenceTagger>")
         return sents
-    tags = list(tags)
-    if len(tags) != len(sents):
-        raise ValueError(f"tags: {len(tags)} sentences given, {len(sents)} to parse")
+    tags = check_columns([sentence_column(s, "forms") for s in sents], tags, "tag")
     out = []
     for s, t in zip(sents, tags):
-        t = list(t)
-        if len(t) != len(s.forms):
-            raise ValueError(f"tags: {len(t)} tags for a sentence of {len(s.forms)} words")
         fields = {k: getattr(s, k, None) for k in ("forms", "lemmas", "upos", "xpos", "feats", "heads", "deprels")}
         fields[column] = t
         out.append(SimpleNamespace(**fields))
@@ -70,24 +114,47 @@ def unflatten(flat: np.ndarray, offsets: np.ndarray, root: bool) -> list:
     return out
 
 
-def attachment_report(sents: list, source: str | None, heads: list, rels: list | None) -> dict:
+#: what LAS compares (printed by ``swvp evaluate``, stored in the scores)
+LAS_POLICY = ("las counts the full DEPREL (nmod:poss differs from nmod); las_universal compares universal relations "
+              "only, subtypes stripped, as the CoNLL 2018 scorer's LAS")
+
+
+def universal(rels: list | None) -> list | None:
+    """DEPREL lists with subtypes stripped (``nmod:poss`` → ``nmod``), as the CoNLL 2018 shared task scores LAS."""
+    return None if rels is None else [[r.split(":", 1)[0] for r in s] for s in rels]
+
+
+def attachment_report(sents: list, source: str | None, heads: list, rels: list | None, known_rels=None) -> dict:
     """UAS and LAS of predicted ``heads`` / ``rels`` against the gold trees of ``sents``, with punctuation (every
     word) and without (words whose gold UPOS is PUNCT excluded; ALGORITHMS.md §8.5).
 
     Keys: ``uas``, ``las`` (punctuation included; LAS None without ``rels``), ``uas_no_punct``, ``las_no_punct``,
-    ``words``, ``words_no_punct``, ``sentences``, ``punctuation`` (the policy in words). A gold label the model
-    never saw counts as wrong; gold data that is not a single-rooted tree raises DataError naming file and line.
+    ``las_universal`` and ``las_universal_no_punct`` (DEPREL subtypes stripped on both sides, the CoNLL 2018
+    convention), ``words``, ``words_no_punct``, ``sentences``, ``punctuation`` and ``deprels`` (the policies in
+    words), ``unknown_deprels`` (gold words whose DEPREL is not in ``known_rels``, the labels the model was trained
+    on: scored as errors, as every wrong label) and ``unknown_deprel_labels`` (those DEPRELs). Gold data that is
+    not a single-rooted tree raises DataError naming file and line.
     """
+    check_scored([s.forms for s in sents], "evaluate")
     gold = unflatten(gold_heads(sents, source), np.concatenate([[0], np.cumsum([len(s.forms) for s in sents])]),
                      root=True)
     gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
     punct = [np.asarray(s.upos, dtype=object) == PUNCT for s in sents]
     with_p = attachment_scores(gold, heads, gold_rels, rels)
     without = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
+    uni = attachment_scores(gold, heads, universal(gold_rels), universal(rels))
+    uni_without = attachment_scores(gold, heads, universal(gold_rels), universal(rels), ignore=punct)
+    unknown = []
+    if rels is not None and known_rels is not None:
+        known = set(known_rels)
+        unknown = [r for s in gold_rels for r in s if r not in known]
     return {"uas": with_p["uas"], "las": with_p.get("las"), "uas_no_punct": without["uas"],
-            "las_no_punct": without.get("las"), "words": with_p["words"], "words_no_punct": without["words"],
-            "sentences": len(sents),
-            "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT"}
+            "las_no_punct": without.get("las"), "las_universal": uni.get("las"),
+            "las_universal_no_punct": uni_without.get("las"), "words": with_p["words"],
+            "words_no_punct": without["words"], "sentences": len(sents), "unknown_deprels": len(unknown),
+            "unknown_deprel_labels": sorted(set(unknown)),
+            "punctuation": "uas/las count every word; *_no_punct exclude words whose gold UPOS is PUNCT",
+            "deprels": LAS_POLICY}
 
 
 def sparse_weights(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
@@ -119,4 +186,5 @@ class BestEpochWeights:
         use_best = self.select_epoch and result.best_weights is not None
         self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
         self.best_epoch_ = result.best_epoch
+        self.dev_score_ = dev_score(result, use_best)
         self.interrupted_ = result.interrupted

@@ -10,6 +10,7 @@ readable ``settings`` block of earlier files is still written, and files without
 from __future__ import annotations
 
 import os
+import zlib
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,9 +18,12 @@ import numpy as np
 from swvp._config import FLOAT
 from swvp._params import Params
 from swvp.exceptions import ModelFormatError, NotFittedError
+from swvp.learn.averaging import VotedWeights
+from swvp.learn.checkpoint import checkpoint_contents, checkpoint_result
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
+from swvp.learn.stats import TrainResult
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.persistence import load_model, save_model
 
@@ -33,8 +37,9 @@ _SKIP = object()  # encode's "JSON cannot hold this value"
 def encode(value: Any) -> Any:
     """A parameter value as plain JSON: configuration objects as ``{"__class__": name, param: value, ...}``.
 
-    A value JSON cannot hold (a ``numpy.random.Generator`` seed, a Dask ``Client``) is left out, so loading uses
-    the default there (a mixing ``Client`` is recorded by its scheduler address).
+    A value JSON cannot hold (a ``numpy.random.Generator`` seed) is left out, so loading uses the default there; a
+    Dask scheduler of parameter mixing is recorded as ``"dask"``, never by its (ephemeral) address
+    (:meth:`~swvp.learn.mixing.ParameterMixing.params`).
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -65,7 +70,8 @@ def decode(value: Any) -> Any:
         cls = CONFIG_CLASSES.get(value[_CLASS])
         if cls is None:
             raise ValueError(f"unknown class {value[_CLASS]!r} in the model's parameters")
-        return cls(**{k: decode(v) for k, v in value.items() if k != _CLASS})
+        kwargs = {k: decode(v) for k, v in value.items() if k != _CLASS}
+        return ParameterMixing.from_params(kwargs) if cls is ParameterMixing else cls(**kwargs)
     return value
 
 
@@ -101,9 +107,55 @@ def learner_from_settings(s: dict) -> Perceptron:
     params = {k: decode(v) for k, v in s.get("update_params", {}).items()}
     update = Full() if s.get("update", "CSP") == "CSP" else WeightedViolations(**params)
     search = search_from(s.get("search"))
-    mixing = ParameterMixing(**s["mixing"]) if s.get("mixing") else None
+    mixing = ParameterMixing.from_params(s["mixing"]) if s.get("mixing") else None
     return Perceptron(search=search, update=update, average=bool(s.get("average", True)),
                       epochs=int(s.get("epochs", 10)), random_state=s.get("random_state", 0), mixing=mixing)
+
+
+def data_digest(*arrays) -> str:
+    """A CRC-32 of arrays (shapes, types and contents; None counts as absent): checks that a resumed run reads the
+    training and dev data of its checkpoint."""
+    crc = 0
+    for a in arrays:
+        if a is None:
+            crc = zlib.crc32(b"none", crc)
+            continue
+        a = np.ascontiguousarray(a)
+        crc = zlib.crc32(f"{a.dtype.str}{a.shape}".encode(), crc)
+        crc = zlib.crc32(a.view(np.uint8).reshape(-1) if a.size else b"", crc)
+    return f"{crc:08x}"
+
+
+def problem_digest(*problems) -> str:
+    """:func:`data_digest` of the arrays of problems' compiled data (None: no problem, e.g. no dev set)."""
+    arrays = []
+    for p in problems:
+        arrays += [None] if p is None else [x for x in p.structure() if isinstance(x, np.ndarray)]
+    return data_digest(*arrays)
+
+
+#: learner parameters a resumed run may change: they do not change the weights (the epochs only extend the run)
+_RESUME_FREE = ("learner.epochs", "learner.mixing.scheduler", "learner.track_train_accuracy")
+
+
+def _flat(params: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        elif v is not _SKIP:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def dev_score(result: TrainResult, best: bool) -> float | None:
+    """The dev score of the weights an estimator keeps from ``result``: the best epoch's (``best``), else the last
+    epoch's unless training went on after it (an epoch stopped half-way); None without dev scores."""
+    if best:
+        return result.best_score
+    if result.history and result.partial is None and result.resumable:
+        return result.history[-1].dev_accuracy
+    return None
 
 
 def checked_labels(labels, what: str = "labels") -> list[str]:
@@ -167,21 +219,67 @@ class Estimator(Params):
         """``__init__`` parameters of a file without ``params`` (written by swvp before they were recorded)."""
         raise NotImplementedError
 
-    def file_contents(self) -> tuple[dict, dict[str, np.ndarray]]:
+    def file_contents(self, training: TrainResult | None = None) -> tuple[dict, dict[str, np.ndarray]]:
         """(header, arrays) of the model file: the fitted state, the settings and the parameters (a pipeline stores
-        its stages' contents inside its own file)."""
+        its stages' contents inside its own file); with ``training``, also that run's state to resume it."""
         self._check_fitted()
         meta, arrays = self._state()
         params = {k: encode(v) for k, v in self.get_params(deep=False).items()}
         if "learner" in params:  # a pipeline has none: its stages record their own
             meta["settings"] = {**meta.get("settings", {}), **learner_settings(self._learner())}
+            if hasattr(self, "history_"):  # what the run did, beside what it was asked to do
+                meta["settings"].update(epochs_run=len(self.history_),
+                                        interrupted=bool(getattr(self, "interrupted_", False)),
+                                        dev_score=getattr(self, "dev_score_", None))
         meta["params"] = {k: v for k, v in params.items() if v is not _SKIP}
+        if getattr(self, "command_line_", None):
+            meta["command_line"] = self.command_line_
+        voted = getattr(self, "_voted", None)
+        if voted is not None:
+            meta["voted"], varrays = voted.state()
+            arrays.update({f"voted.{k}": v for k, v in varrays.items()})
+        if training is not None:
+            meta["training"], tarrays = checkpoint_contents(training)
+            meta["training"]["data"] = getattr(self, "_data_digest", None)
+            arrays.update({f"training.{k}": v for k, v in tarrays.items()})
         return meta, arrays
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic)."""
-        meta, arrays = self.file_contents()
+    def save(self, path: str | os.PathLike, *, training: TrainResult | None = None) -> None:
+        """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic).
+
+        ``training``: the run's :class:`~swvp.learn.stats.TrainResult` (as ``on_epoch`` receives it), saved too so
+        that ``fit(..., resume=path)`` continues it; after a fit cut short by Ctrl-C it is saved by default.
+        """
+        meta, arrays = self.file_contents(training if training is not None else getattr(self, "_training", None))
         save_model(path, self.MODEL_KIND, meta, arrays)
+
+    # -- resuming ------------------------------------------------------------------------------------------
+    def _resume(self, resume, digest: str, size: int) -> TrainResult | None:
+        """The training state of the checkpoint ``resume`` (a model file saved with its training state, or an
+        estimator loaded from one), checked against this estimator's settings and data; None without one."""
+        if resume is None:
+            return None
+        ckpt = resume if isinstance(resume, Estimator) else type(self).load(resume)
+        name = "the checkpoint" if isinstance(resume, Estimator) else os.fspath(resume)
+        if type(ckpt) is not type(self):
+            raise ValueError(f"{name} holds a {ckpt.MODEL_KIND} model, not a {self.MODEL_KIND}")
+        state = getattr(ckpt, "_checkpoint", None)
+        if state is None:
+            raise ValueError(f"{name} holds no training state to resume (saved without --checkpoint, or by a run "
+                             f"that completed without it)")
+        mine, theirs = (_flat({k: encode(v) for k, v in e.get_params(deep=False).items()}) for e in (self, ckpt))
+        differ = sorted(k for k in mine.keys() | theirs.keys()
+                        if k not in _RESUME_FREE and mine.get(k) != theirs.get(k))
+        if differ:
+            raise ValueError(f"{name} was trained with other settings: "
+                             + ", ".join(f"{k} = {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differ))
+        meta, arrays = state
+        if meta.get("data") != digest:
+            raise ValueError(f"{name} was trained on other training or dev data")
+        try:
+            return checkpoint_result(meta, arrays, size)
+        except (KeyError, TypeError, IndexError) as err:
+            raise ModelFormatError(f"{name}: incomplete or inconsistent training state ({err!r})") from err
 
     @classmethod
     def load(cls, path: str | os.PathLike):
@@ -200,6 +298,20 @@ class Estimator(Params):
                       else cls._legacy_params(meta))
             obj = cls(**params)
             obj._set_state(meta, arrays)
+            settings = meta.get("settings", {})
+            if "interrupted" in settings:
+                obj.interrupted_ = bool(settings["interrupted"])
+                obj.dev_score_ = settings.get("dev_score")
+            if "command_line" in meta:
+                obj.command_line_ = meta["command_line"]
+            if "voted" in meta:
+                obj._voted = VotedWeights.from_state(meta["voted"], _prefixed(arrays, "voted."))
+            if "training" in meta:
+                obj._checkpoint = (meta["training"], _prefixed(arrays, "training."))
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
             raise ModelFormatError(f"{path}: incomplete or inconsistent {cls.MODEL_KIND} model ({err!r})") from err
         return obj
+
+
+def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}

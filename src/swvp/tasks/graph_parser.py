@@ -29,6 +29,7 @@ from swvp.problems.tree import TreeProblem, decoder_code
 from swvp.tasks._parsing import (
     BestEpochWeights,
     attachment_report,
+    check_tag_column,
     dense_weights,
     gold_heads,
     sentences_of,
@@ -36,7 +37,7 @@ from swvp.tasks._parsing import (
     unflatten,
     with_tags,
 )
-from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
+from swvp.tasks.base import Estimator, checked_labels, learner_from_settings, problem_digest
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_TREE
 
 MODEL_KIND = "graph-parser"
@@ -94,18 +95,20 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-            on_progress: Callable | None = None) -> GraphDependencyParser:
+            on_progress: Callable | None = None, resume=None) -> GraphDependencyParser:
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS).
         ``y`` is ignored (the trees are in ``X``; it is there for scikit-learn's ``fit(X, y)``).
 
         Gold data that is not a single-rooted tree (cycle, several roots, missing or out-of-range HEAD)
-        raises :class:`~swvp.exceptions.DataError` naming the file and line.
+        raises :class:`~swvp.exceptions.DataError` naming the file and line. ``resume``: a checkpoint to continue
+        (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
         """
         self._validate()
         sents, source = sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
         heads = gold_heads(sents, source)
+        check_tag_column(sents, self.tags, source, training=True)
         self.features_ = ArcFeatures(tags=self.tags, word=self.word, hash_bits=self.hash_bits,
                                      tag_features=self.tag_features).fit(sents)
         data = self.features_.transform(sents)
@@ -113,16 +116,20 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         dev_problem = None
         if dev is not None:
             dsents, dsource = sentences_of(dev)
+            check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = self._problem(self.features_.transform(dsents), gold_heads(dsents, dsource))
         # The labeller learns from gold trees only: trained first, so that every checkpoint holds it.
         self.labels_ = None
         self.label_coef_ = None
         if self.labeller:
             self._fit_labeller(sents, data, heads, source)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
         self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     def _finish(self, result: TrainResult) -> None:
@@ -164,23 +171,28 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def _prepare(self, X, tags):
+    def _prepare(self, X, tags, tagger=None):
         sents, source = sentences_of(X)
-        sents = with_tags(sents, self.tags, tags)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
+        sents = with_tags(sents, self.tags, tags, tagger)
         return sents, source, self.features_.transform(sents)
 
     def _flat_heads(self, data, voted: bool) -> np.ndarray:
         problem = self._problem(data)
         if voted:
             if self._voted is None:
-                raise ValueError("voted prediction needs a learner trained with voted=True")
+                raise ValueError("this model holds no voted perceptron (train it with a learner with voted=True; "
+                                 "swvp train --voted)")
             return self._voted.predict(problem.decode, data.offsets)
         return problem.decode(self.coef_)
 
-    def predict(self, X, *, tags=None, voted: bool = False, k: int | None = None, constraints=None):
+    def predict(self, X, *, tags=None, tagger=None, voted: bool = False, k: int | None = None, constraints=None):
         """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``.
 
-        ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output).
+        ``X``: a CoNLL-U path, a corpus, sentence objects, or token lists (of words, or of (word, tag) pairs).
+        ``tags``: one tag list per sentence to use instead of the file's POS column (e.g. a tagger's output);
+        ``tagger``: a fitted :class:`~swvp.tasks.tagger.SequenceTagger` whose predictions are the tags.
         ``k``: instead, one :class:`~swvp.tasks.nbest.NBest` per sentence: its ``k`` best trees with their model
         scores, best first (candidate 0 is the 1-best). Order 1: exact, by lazy k-best Eisner (Huang & Chiang 2005)
         or, with Chu-Liu-Edmonds, Lawler's partition over constrained CLE. Order 2: the exact 1-best, then the rest
@@ -191,25 +203,25 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         if k is not None or constraints is not None:
             if voted:
                 raise ValueError("k-best and constrained parsing are not available with voted=True")
-            return self.predict_nbest(X, tags=tags, k=k, constraints=constraints)
-        return self.parse(X, tags=tags, voted=voted, labels=False)[0]
+            return self.predict_nbest(X, tags=tags, tagger=tagger, k=k, constraints=constraints)
+        return self.parse(X, tags=tags, tagger=tagger, voted=voted, labels=False)[0]
 
-    def predict_nbest(self, X, *, tags=None, k: int | None = None, constraints=None, data=None):
+    def predict_nbest(self, X, *, tags=None, tagger=None, k: int | None = None, constraints=None, data=None):
         """``predict(X, k=..., constraints=...)``; ``data``: features already extracted from ``X``."""
         from swvp.tasks.nbest import nbest_trees
 
         self._check_fitted()
         if data is None:
-            data = self._prepare(X, tags)[2]
+            data = self._prepare(X, tags, tagger)[2]
         none = NO_TREE if self.decoder != "eisner" else NO_PROJECTIVE_TREE
         return nbest_trees(self._problem(data), self.coef_, data.offsets, k, constraints, none)
 
-    def predict_deprels(self, X, heads=None, *, tags=None) -> list[list[str]]:
+    def predict_deprels(self, X, heads=None, *, tags=None, tagger=None) -> list[list[str]]:
         """DEPREL of every word given ``heads`` (default: the parser's own prediction)."""
         self._check_fitted()
         if self.label_coef_ is None:
             raise ValueError("this parser was trained with labeller=False")
-        sents, _, data = self._prepare(X, tags)
+        sents, _, data = self._prepare(X, tags, tagger)
         if heads is None:
             flat = self._flat_heads(data, False)
         else:
@@ -223,11 +235,12 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         names = np.asarray(self.labels_, dtype=object)[out]
         return [names[data.offsets[i]:data.offsets[i + 1]].tolist() for i in range(data.n_sentences)]
 
-    def parse(self, X, *, tags=None, voted: bool = False, labels: bool = True
+    def parse(self, X, *, tags=None, tagger=None, voted: bool = False, labels: bool = True
               ) -> tuple[list[np.ndarray], list[list[str]] | None]:
-        """(heads, deprels) of sentences ``X``; deprels is None without a labeller (or with ``labels=False``)."""
+        """(heads, deprels) of sentences ``X`` (as in :meth:`predict`); deprels is None without a labeller (or with
+        ``labels=False``)."""
         self._check_fitted()
-        sents, _, data = self._prepare(X, tags)
+        sents, _, data = self._prepare(X, tags, tagger)
         flat = self._flat_heads(data, voted)
         heads = unflatten(flat, data.offsets, root=True)
         rels = self._deprels(data, flat) if labels and self.label_coef_ is not None else None
@@ -237,7 +250,7 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
         return self.evaluate(X)["uas"]
 
-    def evaluate(self, X, *, tags=None, voted: bool = False) -> dict:
+    def evaluate(self, X, *, tags=None, tagger=None, voted: bool = False) -> dict:
         """UAS and LAS, with punctuation (every word) and without (words whose gold UPOS is PUNCT excluded).
 
         Keys: ``uas``, ``las`` (punctuation included), ``uas_no_punct``, ``las_no_punct``, ``words``,
@@ -246,8 +259,11 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         """
         self._check_fitted()
         sents, source = sentences_of(X)
-        heads, rels = self.parse(sents, tags=tags, voted=voted)
-        return attachment_report(sents, source, heads, rels)
+        gold_heads(sents, source)
+        if tags is None and tagger is None:
+            check_tag_column(sents, self.tags, source, training=False)
+        heads, rels = self.parse(sents, tags=tags, tagger=tagger, voted=voted)
+        return attachment_report(sents, source, heads, rels, self.labels_)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from swvp._config import INT
-from swvp.data.textio import open_text
+from swvp.data.textio import display_name, read_text, split_lines
 from swvp.exceptions import DataError
 from swvp.learn.ops import Constraints
 
@@ -62,7 +62,10 @@ def kbest_lists(problem, w: np.ndarray, k: int, constraints: Constraints | None,
     """(outputs (k, output size), scores (S, k), count (S,)) of a problem's k-best lists under ``constraints``
     (:meth:`~swvp.learn.engine.CompiledProblem.kbest_flat`); a sentence left without any raises ValueError
     ``none`` naming it."""
-    out, scores, count = problem.kbest_flat(w, k, search, constraints)
+    try:
+        out, scores, count = problem.kbest_flat(w, k, search, constraints)
+    except MemoryError:
+        _too_large(k, problem.n_examples, problem.output_size())
     _check_found(count, none)
     return out, scores, count
 
@@ -89,6 +92,13 @@ def nbest_trees(problem, w: np.ndarray, offsets: np.ndarray, k: int | None, cons
     return [NBest([tree(j, i) for j in range(count[i])], scores[i, :count[i]].copy()) for i in range(len(lengths))]
 
 
+def _too_large(k: int, n_sentences: int, n_tokens: int):
+    """A k-best run that ran out of memory → one ValueError saying what to do (not numba's MemoryError)."""
+    raise ValueError(f"k={k}: the k-best lists of {n_sentences} sentences ({n_tokens} tokens) do not fit in memory "
+                     "(each sentence's search keeps up to k candidates for every position and state): use a smaller "
+                     "k") from None
+
+
 def _check_found(count: np.ndarray, msg: str) -> None:
     bad = np.flatnonzero(count == 0)
     if bad.size:
@@ -104,37 +114,36 @@ def read_constraints(path: str | os.PathLike, kind: str) -> list[list]:
     cur: list = []
     lines: list[list[int]] = []
     cur_lines: list[int] = []
-    with open_text(path) as f:
-        for no, raw in enumerate(f, 1):
-            line = raw.rstrip("\r\n")
-            if line.startswith("#"):
-                continue
-            if not line.strip():
-                if cur:
-                    sents.append(cur)
-                    lines.append(cur_lines)
-                cur, cur_lines = [], []
-                continue
-            cols = line.split("\t")
-            value = cols[-1].strip()
-            if len(cols) > 1 and not all(c.strip() for c in cols):
-                raise DataError(os.fspath(path), no, "empty column")
-            if value == "_":
-                cur.append(None)
-            elif kind == "labels":
-                labels = tuple(v for v in value.split("|"))
-                if any(not v or v != v.strip() for v in labels):
-                    raise DataError(os.fspath(path), no, f"bad label set {value!r} (labels separated by '|')")
-                cur.append(labels)
-            else:
-                if not value.isdigit():
-                    raise DataError(os.fspath(path), no, f"bad head {value!r}: a non-negative integer or '_'")
-                cur.append(int(value))
-            cur_lines.append(no)
+    file = display_name(path)
+    for no, line in enumerate(split_lines(read_text(path))[0], 1):
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if cur:
+                sents.append(cur)
+                lines.append(cur_lines)
+            cur, cur_lines = [], []
+            continue
+        cols = line.split("\t")
+        value = cols[-1].strip()
+        if len(cols) > 1 and not all(c.strip() for c in cols):
+            raise DataError(file, no, "empty column")
+        if value == "_":
+            cur.append(None)
+        elif kind == "labels":
+            labels = tuple(v for v in value.split("|"))
+            if any(not v or v != v.strip() for v in labels):
+                raise DataError(file, no, f"bad label set {value!r} (labels separated by '|')")
+            cur.append(labels)
+        else:
+            if not value.isdigit():
+                raise DataError(file, no, f"bad head {value!r}: a non-negative integer or '_'")
+            cur.append(int(value))
+        cur_lines.append(no)
     if cur:
         sents.append(cur)
         lines.append(cur_lines)
-    return ConstraintList(sents, os.fspath(path), lines)
+    return ConstraintList(sents, file, lines)
 
 
 class ConstraintList(list):

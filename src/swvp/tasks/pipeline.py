@@ -6,8 +6,9 @@ Stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
 * ``tokenizer`` — :class:`~swvp.tasks.tokenizer.Tokenizer`: tokens, sentences and multiword tokens from raw text;
 * ``tagger`` — :class:`~swvp.tasks.morphology.MorphologicalTagger`: UPOS, XPOS and FEATS as one joint tag;
 * ``lemmatizer`` — :class:`~swvp.tasks.lemmatizer.Lemmatizer`: lemmas as edits of the form;
-* ``parser`` — :class:`~swvp.tasks.transition_parser.TransitionDependencyParser` (default) or
-  :class:`~swvp.tasks.graph_parser.GraphDependencyParser`, trained on **jack-knifed** predicted tags: the training
+* ``parser`` — :class:`~swvp.tasks.transition_parser.TransitionDependencyParser` (default: UPOS joined with Case and
+  VerbForm as its tag, non-projective training trees lifted) or :class:`~swvp.tasks.graph_parser.GraphDependencyParser`,
+  trained on **jack-knifed** predicted tags: the training
   sentences are split into ``jackknife`` folds, each fold tagged by a tagger trained on the others, so that the
   parser learns from tags as wrong as those it will see (``jackknife=0``: gold tags).
 
@@ -133,33 +134,63 @@ def _completed(estimator: Estimator) -> Estimator:
     return estimator
 
 
-def _run_task(name: str):
-    """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags."""
+class _StageBar:
+    """A progress bar over a stage's epochs, as the stage's ``on_progress(epoch, done, total, stats)``: its length is
+    set by the first call (an epoch's examples are known only inside the stage)."""
+
+    def __init__(self, desc: str, epochs: int):
+        self.desc, self.epochs, self.bar = desc, int(epochs), None
+
+    def __call__(self, epoch: int, done: int, total: int, stats) -> None:
+        if self.bar is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.epochs * total, unit="ex", desc=self.desc, dynamic_ncols=True, leave=False)
+        self.bar.set_description(f"{self.desc} epoch {epoch}/{self.epochs}", refresh=False)
+        self.bar.update((epoch - 1) * total + done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _run_task(name: str, progress: bool = False):
+    """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags;
+    ``progress``: a bar over its epochs."""
     t0 = time.process_time()
     sh = _SHARED
-    if name == "tokenizer":
-        result = _completed(sh["stages"]["tokenizer"].fit(sh["train_corpus"], dev=sh["dev_corpus"]))
-    elif name in ("tagger", "lemmatizer"):
-        result = _completed(sh["stages"][name].fit(sh["train_doc"], dev=sh["dev_doc"]))
-    else:  # "fold k": the held-out sentences tagged by a tagger trained on the others
-        k = int(name.split()[1])
-        doc = sh["train_doc"]
-        rest, held = _fold_sentences(len(doc.sentences), sh["folds"], k)
-        tagger = _completed(unfitted(sh["stages"]["tagger"]).fit(Document([doc.sentences[i] for i in rest]),
-                                                                dev=sh["dev_doc"]))
-        result = (held, tagger.predict(Document([doc.sentences[i] for i in held])))
+    est = sh["stages"]["tagger" if name.startswith("fold") else name]
+    if name.startswith("fold"):
+        est = unfitted(est)
+    bar = _StageBar(name, est._learner().epochs) if progress else None
+    try:
+        if name == "tokenizer":
+            result = _completed(est.fit(sh["train_corpus"], dev=sh["dev_corpus"], on_progress=bar))
+        elif name in ("tagger", "lemmatizer"):
+            result = _completed(est.fit(sh["train_doc"], dev=sh["dev_doc"], on_progress=bar))
+        else:  # "fold k": the held-out sentences tagged by a tagger trained on the others
+            doc = sh["train_doc"]
+            rest, held = _fold_sentences(len(doc.sentences), sh["folds"], int(name.split()[1]))
+            tagger = _completed(est.fit(Document([doc.sentences[i] for i in rest]), dev=sh["dev_doc"],
+                                        on_progress=bar))
+            result = (held, tagger.predict(Document([doc.sentences[i] for i in held])))
+    finally:
+        if bar is not None:
+            bar.close()
     return result, time.process_time() - t0
 
 
-def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str], None] | None = None) -> dict:
-    """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}."""
+def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str], None] | None = None,
+               progress: bool = False) -> dict:
+    """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}. ``progress``: a bar
+    per task when they run here, one after another (worker processes draw none)."""
     _SHARED.clear()
     _SHARED.update(shared)
     out = {}
     try:
         if jobs <= 1 or len(names) <= 1:
             for name in names:
-                out[name] = _run_task(name)
+                out[name] = _run_task(name, progress)
                 if on_done is not None:
                     on_done(name)
             return out
@@ -223,7 +254,7 @@ class Pipeline(Estimator):
             return MorphologicalTagger(features="morph")
         if name == "lemmatizer":
             return Lemmatizer()
-        return TransitionDependencyParser(tag_features=("Case", "VerbForm"))
+        return TransitionDependencyParser(tag_features=("Case", "VerbForm"), nonprojective="lift")
 
     def _validate(self) -> tuple[str, ...]:
         stages = tuple(self.stages)
@@ -266,7 +297,7 @@ class Pipeline(Estimator):
             bar = tqdm(total=len(tasks), unit="task", desc="stages", dynamic_ncols=True)
         try:
             results = _run_tasks(tasks, int(self.jobs), shared, None if bar is None else lambda name: (
-                bar.set_postfix_str(f"{name} done", refresh=False), bar.update(1)))
+                bar.set_postfix_str(f"{name} done", refresh=False), bar.update(1)), progress)
         finally:
             if bar is not None:
                 bar.close()
@@ -322,19 +353,10 @@ class Pipeline(Estimator):
             dev = copy.deepcopy(dev_doc)
             if folds and tagger is not None:
                 tagger.annotate(dev)
-        on_progress, bar = None, None
-        if progress:
-            from tqdm.auto import tqdm
-
-            epochs = parser._learner().epochs
-            bar = tqdm(total=epochs * len(train.sentences), unit="sent", desc="parser", dynamic_ncols=True)
-
-            def on_progress(epoch, done, total, stats):
-                bar.set_description(f"parser epoch {epoch}/{epochs}", refresh=False)
-                bar.update((epoch - 1) * total + done - bar.n)
+        bar = _StageBar("parser", parser._learner().epochs) if progress else None
         try:
             return _completed(parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
-                                         on_progress=on_progress))
+                                         on_progress=bar))
         finally:
             if bar is not None:
                 bar.close()

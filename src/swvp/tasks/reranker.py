@@ -28,7 +28,15 @@ from swvp._config import FLOAT, INT
 from swvp.features.rerank import tag_features, tree_features
 from swvp.learn.ranking import CandidateLists, choose, rerank_boost, rerank_perceptron, rerank_svm
 from swvp.persistence import save_model
-from swvp.tasks._parsing import dense_weights, gold_heads, sentences_of, sparse_weights
+from swvp.tasks._parsing import (
+    attachment_report,
+    check_tag_column,
+    dense_weights,
+    gold_heads,
+    sentences_of,
+    sparse_weights,
+    with_tags,
+)
 from swvp.tasks.base import _SKIP, Estimator, encode, learner_settings
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_SEQUENCE, NO_TREE, kbest_lists
@@ -51,8 +59,12 @@ class _Trees:
     """Parser inputs: sentences (with gold heads for training), candidates from the parser's k-best lists (and, for
     a transition parser, each candidate's arc labels)."""
 
-    def __init__(self, X):
+    def __init__(self, X, tags=None, column: str = "upos"):
         self.sents, self.source = sentences_of(X)
+        if tags is None:
+            check_tag_column(self.sents, column, self.source, training=False)
+        else:  # e.g. a tagger's output, for every use of the POS column (base lists and rerank features)
+            self.sents = with_tags(self.sents, column, tags)
 
     def __len__(self):
         return len(self.sents)
@@ -203,10 +215,14 @@ class Reranker(Estimator):
         if isinstance(base, SequenceTagger):
             return "chain"
         raise ValueError(f"base must be a SequenceTagger, a GraphDependencyParser or a TransitionDependencyParser, "
-                         f"got {base!r}")
+                         f"got a {type(base).__name__}")
 
-    def _inputs(self, X, y=None, extra=None):
-        return _Trees(X) if self.kind_ == "tree" else _Tags(X, y, extra)
+    def _inputs(self, X, y=None, extra=None, tags=None):
+        if self.kind_ == "tree":
+            return _Trees(X, tags, self.base.tags)
+        if tags is not None:
+            raise ValueError("tags= applies to a reranker of a parser")
+        return _Tags(X, y, extra)
 
     def _gold(self, items, base) -> np.ndarray:
         return items.gold() if self.kind_ == "tree" else items.gold(base)
@@ -348,11 +364,12 @@ class Reranker(Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def rerank(self, X, y=None, *, extra=None, k: int | None = None) -> dict:
+    def rerank(self, X, y=None, *, extra=None, k: int | None = None, tags=None) -> dict:
         """Decode ``X``: the base k-best lists, the chosen candidate of each, and (with gold data) the quality of
-        the base 1-best, the oracle and the chosen candidates. Returns a dict of flat arrays."""
+        the base 1-best, the oracle and the chosen candidates. Returns a dict of flat arrays. ``tags`` (a parser
+        base): one POS list per sentence instead of the file's column, e.g. a tagger's output."""
         self._check_fitted()
-        items = self._inputs(X, y, extra)
+        items = self._inputs(X, y, extra, tags)
         has_gold = self.kind_ == "tree" and all(getattr(s, "heads", None) is not None for s in items.sents) \
             or self.kind_ == "chain" and items.labels is not None
         gold = self._gold(items, self.base_) if has_gold else None
@@ -376,9 +393,10 @@ class Reranker(Estimator):
             flat[off[s]:off[s + 1]] = out[rank[s], off[s]:off[s + 1]]
         return flat
 
-    def predict(self, X, *, extra=None, k: int | None = None):
-        """The reranked output of every sentence: label lists (tagger base) or head vectors (parser base)."""
-        return self._reranked(self.rerank(X, extra=extra, k=k))
+    def predict(self, X, *, extra=None, k: int | None = None, tags=None):
+        """The reranked output of every sentence: label lists (tagger base) or head vectors (parser base; ``tags``:
+        POS from a tagger instead of the file's column)."""
+        return self._reranked(self.rerank(X, extra=extra, k=k, tags=tags))
 
     def _reranked(self, res) -> list:
         flat = self._flat(res)
@@ -388,49 +406,48 @@ class Reranker(Estimator):
         names = np.asarray(self.base_.labels_, dtype=object)[flat]
         return [names[off[i]:off[i + 1]].tolist() for i in range(off.shape[0] - 1)]
 
-    def _deprels(self, sents, heads, res) -> list | None:
+    def _deprels(self, sents, heads, res, tags=None) -> list | None:
         """DEPREL of the reranked trees: the chosen candidates' own (transition base), the base's labeller on the
         reranked heads (graph base), or None (a graph base without labeller)."""
         if res["labels"] is not None:
             return self.base_._deprels(self._flat(res, "labels"), res["offsets"])
         if self.base_.label_coef_ is not None:
-            return self.base_.predict_deprels(sents, heads)
+            return self.base_.predict_deprels(sents, heads, tags=tags)
         return None
 
-    def parse(self, X):
-        """Parser base: (reranked heads, their DEPREL or None)."""
-        sents, _ = sentences_of(X)
-        res = self.rerank(sents)
+    def _known_deprels(self):
+        """The DEPRELs the base was trained on."""
+        base = self.base_
+        return base.known_deprels() if isinstance(base, TransitionDependencyParser) else base.labels_
+
+    def parse(self, X, *, tags=None):
+        """Parser base: (reranked heads, their DEPREL or None); ``tags`` as in :meth:`predict`."""
+        sents, source = sentences_of(X)
+        if tags is None:
+            check_tag_column(sents, self.base_.tags, source, training=False)
+        res = self.rerank(sents, tags=tags)
         heads = self._reranked(res)
-        return heads, self._deprels(sents, heads, res)
+        return heads, self._deprels(sents, heads, res, tags)
 
     def score(self, X, y=None, *, extra=None) -> float:
         """UAS (every word) or token accuracy of the reranked output."""
         ev = self.evaluate(X, y, extra=extra)
         return ev["uas"] if self.kind_ == "tree" else ev["accuracy"]
 
-    def evaluate(self, X, y=None, *, extra=None) -> dict:
-        """Reranked, base 1-best and oracle scores on gold data (UAS/LAS with and without punctuation for parsers,
-        token accuracy for taggers)."""
-        res = self.rerank(X, y, extra=extra)
+    def evaluate(self, X, y=None, *, extra=None, tags=None) -> dict:
+        """Reranked, base 1-best and oracle scores on gold data (for parsers UAS and LAS with and without punctuation,
+        :func:`~swvp.tasks._parsing.attachment_report`; for taggers token accuracy). ``tags`` as in :meth:`predict`."""
+        res = self.rerank(X, y, extra=extra, tags=tags)
         q = res["quality"]
         parts = max(q["parts"], 1)
         out = {"k": int(self.k), "learner": self.learner, "sentences": int(res["offsets"].shape[0] - 1),
                "base_weight": self.alpha_}
         if self.kind_ == "tree":
-            from swvp.metrics import attachment_scores
-
-            sents = res["items"].sents
+            sents, source = sentences_of(X)  # the gold file's own POS decides what is punctuation
             heads = self._reranked(res)
-            gold = [np.asarray(s.heads, INT) for s in sents]
-            rels = self._deprels(sents, heads, res)
-            gold_rels = [list(s.deprels) for s in sents] if rels is not None else None
-            punct = [np.asarray(s.upos, dtype=object) == "PUNCT" for s in sents]
-            w = attachment_scores(gold, heads, gold_rels, rels)
-            wo = attachment_scores(gold, heads, gold_rels, rels, ignore=punct)
-            out.update({"uas": w["uas"], "las": w.get("las"), "uas_no_punct": wo["uas"],
-                        "las_no_punct": wo.get("las"), "base_uas": q["base"] / parts,
-                        "oracle_uas": q["oracle"] / parts, "words": q["parts"]})
+            rels = self._deprels(sents, heads, res, tags)
+            out.update(attachment_report(sents, source, heads, rels, self._known_deprels()))
+            out.update({"base_uas": q["base"] / parts, "oracle_uas": q["oracle"] / parts})
         else:
             out.update({"accuracy": q["reranked"] / parts, "base_accuracy": q["base"] / parts,
                         "oracle_accuracy": q["oracle"] / parts, "tokens": q["parts"]})

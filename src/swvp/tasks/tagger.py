@@ -23,11 +23,14 @@ from swvp.metrics import is_iob_tagset, span_scores, token_accuracy
 from swvp.model.layout import SequenceLayout
 from swvp.problems.chain import SequenceProblem
 from swvp.problems.latent import LatentSequenceProblem
+from swvp.tasks._inputs import check_columns, check_scored, token_sentences
 from swvp.tasks.base import (
     Estimator,
     checked_labels,
     checked_weights,
+    dev_score,
     learner_from_settings,
+    problem_digest,
     search_from,
     search_params,
 )
@@ -35,21 +38,15 @@ from swvp.tasks.base import (
 MODEL_KIND = "sequence-tagger"
 
 
-def _split_tokens(X) -> tuple[list[list[str]], list[list[str]] | None]:
-    """Sentences of words, or of (word, extra) pairs → (words, extra column or None)."""
-    X = list(X)
-    first = next((s[0] for s in X if len(s)), None)
-    if isinstance(first, (tuple, list)):
-        return [[t[0] for t in s] for s in X], [[t[1] for t in s] for s in X]
-    return [list(s) for s in X], None
-
-
 def _as_xy(X, y, extra):
-    """Accept a TaggedCorpus, or sentences (+ labels, + extra column)."""
+    """Accept a TaggedCorpus, or sentences (+ labels, + extra column), checked as :mod:`swvp.tasks._inputs` says."""
     if hasattr(X, "sentences") and hasattr(X, "labels"):
-        return X.sentences, (X.labels if y is None else y), (X.pos if extra is None else extra)
-    words, ex = _split_tokens(X)
-    return words, y, (ex if extra is None else extra)
+        words = X.sentences
+        labels = X.labels if y is None else check_columns(words, y, "label")
+        return words, labels, (X.pos if extra is None else check_columns(words, extra, "extra"))
+    words, ex = token_sentences(X)
+    return (words, None if y is None else check_columns(words, y, "label"),
+            ex if extra is None else check_columns(words, extra, "extra"))
 
 
 class SequenceTagger(Estimator):
@@ -97,17 +94,20 @@ class SequenceTagger(Estimator):
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, extra=None, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-            on_progress: Callable | None = None) -> SequenceTagger:
+            on_progress: Callable | None = None, resume=None) -> SequenceTagger:
         """Train on sentences ``X`` with labels ``y`` (or a TaggedCorpus); ``dev`` = (X, y) or a TaggedCorpus.
 
-        ``on_epoch(stats, result)`` runs after each epoch (the tagger is then usable: checkpoints can save it);
-        ``on_progress(epoch, done, total, stats)`` as an epoch advances (progress bars).
+        ``on_epoch(stats, result)`` runs after each epoch (the tagger is then usable: ``save(path, training=result)``
+        writes a checkpoint); ``on_progress(epoch, done, total, stats)`` as an epoch advances (progress bars).
+        ``resume``: a checkpoint (path, or a tagger loaded from one) of a run with the same parameters (the
+        learner's ``epochs`` may be larger) on the same data: training continues it, to the weights an
+        uninterrupted run gives.
         """
         if self.order not in (1, 2):
             raise ValueError(f"order must be 1 or 2, got {self.order!r}")
         words, labels, extra = _as_xy(X, y, extra)
         if labels is None:
-            raise ValueError("fit needs labels")
+            raise ValueError("fit needs the gold labels y (or a TaggedCorpus)")
         if not words:
             raise ValueError("fit needs at least one sentence")
         self.labels_ = sorted({t for s in labels for t in s})
@@ -125,8 +125,12 @@ class SequenceTagger(Estimator):
         dev_problem = None
         if dev is not None:
             dw, dl, dx = _as_xy(*(dev if isinstance(dev, tuple) else (dev, None)), None)
+            if dl is None:
+                raise ValueError("dev must be (X, y) or a TaggedCorpus: its labels select the epoch")
             dev_problem = self._problem(dw, dx, self._encode(dl, strict=False))
         self._has_dev = dev_problem is not None
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
 
         def epoch_done(stats, result):
             if on_epoch is not None:
@@ -134,9 +138,10 @@ class SequenceTagger(Estimator):
                 on_epoch(stats, result)
 
         result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress,
-                               weights=weights)
+                               weights=None if state is not None else weights, resume=state)
         self._finish(result)
         self.coef_  # noqa: B018 — materialise now, so the training state (w, u) can be freed
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     @property
@@ -164,6 +169,7 @@ class SequenceTagger(Estimator):
         else:  # computed when first read: a per-epoch callback that does not read it pays nothing
             self._coef, self._coef_source = None, (result, learner.average)
         self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
+        self.dev_score_ = dev_score(result, use_best)
         self.interrupted_ = result.interrupted
         self._voted = result.voted
         self.search_ = learner.resolved()[0]
@@ -237,7 +243,8 @@ class SequenceTagger(Estimator):
             return self._nbest(problem, words, search, voted, k, constraints)
         if voted:
             if self._voted is None:
-                raise ValueError("voted prediction needs a learner trained with voted=True")
+                raise ValueError("this model holds no voted perceptron (train it with a learner with voted=True; "
+                                 "swvp train --voted)")
             flat = self._voted.predict(lambda w: problem.decode(w, search), problem.features.offsets)
         else:
             flat = problem.decode(self.coef_, search)
@@ -279,19 +286,25 @@ class SequenceTagger(Estimator):
     def score(self, X, y=None, *, extra=None) -> float:
         """Token accuracy on (X, y)."""
         words, labels, extra = _as_xy(X, y, extra)
+        if labels is None:
+            raise ValueError("score needs the gold labels y (or a TaggedCorpus)")
+        check_scored(words)
         return token_accuracy(labels, self.predict(words, extra=extra))
 
-    def evaluate(self, X, y=None, *, extra=None, source: str | None = None, allow_unknown_labels: bool = False
-                 ) -> dict:
+    def evaluate(self, X, y=None, *, extra=None, source: str | None = None, allow_unknown_labels: bool = False,
+                 voted: bool = False) -> dict:
         """Token accuracy, and span precision/recall/F1 (seqeval) when the labels are IOB.
 
         A gold label the model has never seen raises :class:`DataError` naming the sentence (and ``source``),
         unless ``allow_unknown_labels``: such tokens then count as errors (the model cannot predict them) and
         their number is reported as ``unknown_label_tokens`` (CoNLL-2000's test set has I-LST, absent from
-        its training set).
+        its training set). ``voted``: score the voted perceptron (a model trained with ``voted=True``).
         """
         self._check_fitted()
         words, labels, extra = _as_xy(X, y, extra)
+        if labels is None:
+            raise ValueError("evaluate needs the gold labels y (or a TaggedCorpus)")
+        check_scored(words, "evaluate")
         unknown = 0
         for i, sent in enumerate(labels):
             for j, t in enumerate(sent):
@@ -301,7 +314,7 @@ class SequenceTagger(Estimator):
                                         f"unknown label {t!r} (sentence {i + 1}, word {j + 1}); the model knows "
                                         f"{len(self.labels_)} labels (allow_unknown_labels=True scores it as an error)")
                     unknown += 1
-        pred = self.predict(words, extra=extra)
+        pred = self.predict(words, extra=extra, voted=voted)
         out = {"accuracy": token_accuracy(labels, pred), "sentences": len(words),
                "tokens": sum(len(s) for s in words), "unknown_label_tokens": unknown}
         if is_iob_tagset(self.labels_):

@@ -28,7 +28,7 @@ from swvp.learn.search import Beam
 from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
 from swvp.tasks import _parsing as P
-from swvp.tasks.base import Estimator, checked_labels
+from swvp.tasks.base import Estimator, checked_labels, problem_digest
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NBest, check_k, fixed_heads, head_constraints, infeasible, kbest_lists
 from swvp.transition.arc_standard import gold_actions
 
@@ -102,14 +102,17 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
-            on_progress: Callable | None = None) -> TransitionDependencyParser:
+            on_progress: Callable | None = None, resume=None) -> TransitionDependencyParser:
         """Train on gold trees ``X`` (corpus, sentences or a CoNLL-U path); ``dev`` selects the epoch (UAS, every
-        word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line)."""
+        word counted). ``y`` is ignored. Gold data that is not a single-rooted tree raises DataError (file:line).
+        ``resume``: a checkpoint to continue (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
+        """
         self._validate()
         sents, source = P.sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
         P.gold_heads(sents, source)  # validates every tree, naming file and line
+        P.check_tag_column(sents, self.tags, source, training=True)
         if any(getattr(s, "deprels", None) is None for s in sents):
             raise ValueError("training needs a DEPREL column")
         self.features_ = TransitionFeatures(tags=self.tags, root_label=self.root_label,
@@ -125,11 +128,15 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         if dev is not None:
             dsents, dsource = P.sentences_of(dev)
             P.gold_heads(dsents, dsource)
+            P.check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = TransitionProblem(self.features_.transform(dsents), model, dp=self.dp)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
         learner = self._learner()
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, **kwargs)
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
         self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     def _model(self) -> TransitionLayout:
@@ -140,21 +147,26 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
     def _is_fitted(self) -> bool:
         return hasattr(self, "coef_")
 
-    def parse(self, X, *, tags=None, beam: int | None = None) -> tuple[list[np.ndarray], list[list[str]]]:
+    def parse(self, X, *, tags=None, tagger=None, beam: int | None = None
+              ) -> tuple[list[np.ndarray], list[list[str]]]:
         """(heads, deprels) of sentences ``X``: head vectors (int64, n + 1, ``heads[0] = −1``) and DEPREL lists.
 
-        ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output). ``beam``:
-        decode with another beam width than the learner's.
+        ``X``: a CoNLL-U path, a corpus, sentence objects, or token lists (of words, or of (word, tag) pairs).
+        ``tags``: one tag list per sentence instead of the file's POS column (e.g. a tagger's output); ``tagger``:
+        a fitted :class:`~swvp.tasks.tagger.SequenceTagger` whose predictions are the tags. ``beam``: decode with
+        another beam width than the learner's.
         """
-        problem = self._decoding(X, tags)
+        problem = self._decoding(X, tags, tagger)
         heads, labels = problem.parse(self.coef_, self._decoding_search(beam))
         data = problem.data
         return P.unflatten(heads, data.offsets, root=True), self._deprels(labels, data.offsets)
 
-    def _decoding(self, X, tags) -> TransitionProblem:
+    def _decoding(self, X, tags, tagger=None) -> TransitionProblem:
         self._check_fitted()
-        sents, _ = P.sentences_of(X)
-        return self.decoding_problem(P.with_tags(sents, self.tags, tags), gold=False)
+        sents, source = P.sentences_of(X)
+        if tags is None and tagger is None:
+            P.check_tag_column(sents, self.tags, source, training=False)
+        return self.decoding_problem(P.with_tags(sents, self.tags, tags, tagger), gold=False)
 
     def _decoding_search(self, beam: int | None) -> Beam:
         return self._search() if beam is None else Beam(size=int(beam))
@@ -163,15 +175,15 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         names = np.asarray([*self.features_.labels, self.root_label], dtype=object)[labels]  # −1: the root word
         return [names[offsets[i]:offsets[i + 1]].tolist() for i in range(offsets.shape[0] - 1)]
 
-    def predict_nbest(self, X, *, tags=None, beam: int | None = None, k: int | None = None, constraints=None
-                      ) -> list[NBest]:
+    def predict_nbest(self, X, *, tags=None, tagger=None, beam: int | None = None, k: int | None = None,
+                      constraints=None) -> list[NBest]:
         """Per sentence of ``X``, its ``k`` (default 1) best distinct labelled trees in the final beam, best first
         with their model scores and DEPREL lists (:class:`~swvp.tasks.nbest.NBest` with ``deprels``): fewer where
         the beam holds fewer; the first is :meth:`parse`'s. ``constraints``: per sentence ``None`` or per word
         ``None``/``-1`` (free) or its fixed head; the beam forbids the moves that contradict them, which is exact
         for fixed heads some projective tree holds (any other set leaves no tree: a ValueError, or a DataError
         naming the constraints file's line)."""
-        problem = self._decoding(X, tags)
+        problem = self._decoding(X, tags, tagger)
         offsets = problem.data.offsets
         lengths = np.diff(offsets).tolist()
         fixed = None if constraints is None else fixed_heads(constraints, lengths)
@@ -195,25 +207,33 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
             self._check_fitted()
         return TransitionProblem(self.features_.transform(sentences, gold=gold), self._model(), dp=self.dp)
 
-    def predict(self, X, *, tags=None, beam: int | None = None, k: int | None = None, constraints=None):
-        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X``; with ``k``, one
-        :class:`~swvp.tasks.nbest.NBest` per sentence instead (:meth:`predict_nbest`); with ``constraints``, the best
-        trees that satisfy them."""
+    def predict(self, X, *, tags=None, tagger=None, beam: int | None = None, k: int | None = None,
+                constraints=None):
+        """Head vectors (int64, length n + 1, ``heads[0] = −1``) of sentences ``X`` (as in :meth:`parse`); with
+        ``k``, one :class:`~swvp.tasks.nbest.NBest` per sentence instead (:meth:`predict_nbest`); with
+        ``constraints``, the best trees that satisfy them."""
         if k is not None or constraints is not None:
-            res = self.predict_nbest(X, tags=tags, beam=beam, k=k, constraints=constraints)
+            res = self.predict_nbest(X, tags=tags, tagger=tagger, beam=beam, k=k, constraints=constraints)
             return res if k is not None else [nb.outputs[0] for nb in res]
-        return self.parse(X, tags=tags, beam=beam)[0]
+        return self.parse(X, tags=tags, tagger=tagger, beam=beam)[0]
 
     def score(self, X, y=None) -> float:
         """UAS on gold trees ``X``, every word counted (punctuation included); ``y`` is ignored."""
         return self.evaluate(X)["uas"]
 
-    def evaluate(self, X, *, tags=None, beam: int | None = None) -> dict:
+    def evaluate(self, X, *, tags=None, tagger=None, beam: int | None = None) -> dict:
         """UAS and LAS with and without punctuation (:func:`swvp.tasks._parsing.attachment_report`)."""
         self._check_fitted()
         sents, source = P.sentences_of(X)
-        heads, rels = self.parse(sents, tags=tags, beam=beam)
-        return P.attachment_report(sents, source, heads, rels)
+        P.gold_heads(sents, source)
+        if tags is None and tagger is None:
+            P.check_tag_column(sents, self.tags, source, training=False)
+        heads, rels = self.parse(sents, tags=tags, tagger=tagger, beam=beam)
+        return P.attachment_report(sents, source, heads, rels, self.known_deprels())
+
+    def known_deprels(self) -> list[str]:
+        """The DEPRELs the parser writes: its training labels and the root label."""
+        return [*self.features_.labels, self.root_label]
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
