@@ -220,6 +220,20 @@ def test_multiword_range_out_of_place(tmp_path):
     assert err.line == 2
 
 
+def test_overlapping_multiword_ranges(tmp_path):
+    # 1-2 and 2-3 share word 2: the second range starts at the next word ID but overlaps the first
+    mwt = "\t_\t_\t_\t_\t_\t_\t_\t_"
+    text = "\n".join(["1-2\tab" + mwt, row(1, "a", 0), "2-3\tbc" + mwt, row(2, "b", 1, "dep"),
+                      row(3, "c", 1, "dep")]) + "\n\n"
+    err = bad(tmp_path, text)
+    assert err.line == 3 and "overlap" in err.msg
+    ok = "\n".join(["1-2\tab" + mwt, row(1, "a", 0), row(2, "b", 1, "dep"), "3-4\tcd" + mwt,
+                     row(3, "c", 1, "dep"), row(4, "d", 1, "dep")]) + "\n\n"
+    path = tmp_path / "ok.conllu"
+    path.write_text(ok, encoding="utf-8")
+    assert read_conllu(path).sentences[0].forms == ["a", "b", "c", "d"]
+
+
 def test_empty_node_out_of_place(tmp_path):
     text = "\n".join([row(1, "a", 0), "2.1\tx\tx\tX\tX\t_\t_\t_\t_\t_", row(2, "b", 1, "dep")]) + "\n\n"
     err = bad(tmp_path, text)

@@ -241,3 +241,21 @@ def test_template_specs_and_tables_are_checked():
         TemplateSet("x", (t("p"), t("w")), pos="optional")
     with pytest.raises(ValueError, match="unused"):
         TemplateSet("x", (t("p"),))
+
+
+@pytest.mark.parametrize("templates", ["ratnaparkhi", "ner"])
+def test_rare_and_frequent_flags_survive_a_round_trip(templates):
+    """A model file keeps every word's rare/frequent flag, including words seen exactly ``rare_threshold`` times
+    (frequent: count >= threshold), so a loaded extractor gives the same features as the fitted one."""
+    corpus = [["the", "dog", "saw", "a", "cat"], ["the", "cat", "saw", "it"], ["a", "dog", "ran", "."]]
+    counts = {w: sum(s.count(w) for s in corpus) for s in corpus for w in s}
+    assert {c for c in counts.values()} >= {1, 2}  # rare, and exactly at the threshold
+    ex = TaggingFeatures(templates, rare_threshold=2)
+    ex.fit_transform(corpus)
+    meta, arrays = ex.state()
+    assert set(meta["frequent_words"]) == {w for w, c in counts.items() if c >= 2}
+    assert set(meta["rare_words"]) == {w for w, c in counts.items() if c < 2}
+    back = TaggingFeatures.from_state(meta, arrays)
+    a, b = ex.transform(corpus), back.transform(corpus)
+    np.testing.assert_array_equal(a.fptr, b.fptr)
+    np.testing.assert_array_equal(a.fids, b.fids)

@@ -329,3 +329,55 @@ def test_chain_score_and_phi_agree():
     for yy in [tuple(rng.integers(0, K, size=n)) for _ in range(10)]:
         assert w @ phi_dense(feats, K, 0, yy) == pytest.approx(chain_score(E, T, yy), abs=1e-12)
     assert tuple(brute_force_chain(E, T)[0]) == prediction(feats, K, w)
+
+
+def _runs(wrong: list[int]) -> list[list[int]]:
+    """Maximal runs of consecutive positions (the "spans" JJ of a first-order chain)."""
+    runs: list[list[int]] = []
+    for j in wrong:
+        if runs and runs[-1][-1] == j - 1:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+    return runs
+
+
+@pytest.mark.parametrize("mode", ["aggressive", "balanced"])
+def test_wmr_over_per_example_sets_ranks_against_their_number(mode):
+    # jj="spans" builds the sets per example; WMR with wmr_n="jj" ranks against n = |JJ_x|, the number of spans
+    # (not the number of tokens): γ_J ∝ ((|JJ_x| − r_J)/|JJ_x|)^β over the working set S.
+    from naive import naive_gamma
+
+    rng = np.random.default_rng(5)
+    multi = 0
+    for trial in range(400):
+        K = int(rng.integers(2, 4))
+        n = int(rng.integers(3, 8))
+        feats = random_features(rng, [n], n_feats=4, n_tfeats=2)
+        y = rng.integers(0, K, size=n)
+        problem = SequenceProblem(feats, K, y)
+        w = rng.normal(size=problem.weight_size)
+        z = tuple(int(v) for v in problem.decode(w))
+        spans = _runs([j for j in range(n) if z[j] != y[j]])
+        if len(spans) < 2:
+            continue
+        phi_y = phi_dense(feats, K, 0, tuple(y))
+        dphi, margin = [], []
+        for J in spans:
+            m = [int(v) for v in y]
+            for j in J:
+                m[j] = z[j]
+            dphi.append(phi_y - phi_dense(feats, K, 0, tuple(m)))
+            margin.append(float(w @ dphi[-1]))
+        viol = [q for q in range(len(spans)) if margin[q] <= 1e-9]
+        if not viol:
+            continue
+        S = viol if mode == "aggressive" else list(range(len(spans)))
+        gamma = naive_gamma([margin[q] for q in S], "wmr", 2.0, n=len(spans))
+        want = sum(g * dphi[q] for g, q in zip(gamma, S, strict=True))
+        upd = WeightedViolations(jj="spans", gamma="wmr", wmr_n="jj", mode=mode, beta=2.0)
+        delta, _, h = one_update(problem, w, upd)
+        assert h.backoffs == 0
+        assert np.allclose(delta, want, rtol=0, atol=1e-12), trial
+        multi += len(S) > 1
+    assert multi > 10
