@@ -72,10 +72,13 @@ def test_move_hash_bits_reach_the_parser(tmp_path, capsys):
 def test_transition_only_options_are_refused_for_what_they_cannot_do(tmp_path, capsys):
     path = tmp_path / "train.conllu"
     path.write_text(conllu(toy_corpus(3, 5)), encoding="utf-8")
-    argv = ["train", "parser", "--kind", "transition", "--train", str(path), "--voted", "--model",
-            str(tmp_path / "m.npz")]
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    assert code != 0 and not (tmp_path / "m.npz").exists()
+    for option in (["--voted"], ["--order", "2"], ["--decoder", "cle"], ["--no-labeller"]):
+        argv = ["train", "parser", "--kind", "transition", "--train", str(path), *option, "--model",
+                str(tmp_path / "m.npz")]
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and not (tmp_path / "m.npz").exists()
+        assert err.count("\n") == 1 and err.startswith("swvp: error: ") and option[0] in err and "graph" in err, err
