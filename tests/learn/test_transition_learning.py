@@ -255,7 +255,22 @@ def test_unusable_trees_are_skipped_and_searches_checked():
         run(TransitionProblem(data, model), Beam(2), Full())
 
 
-def test_voted_perceptron_log_fits_its_capacity():
+@pytest.mark.parametrize("capacity", [None, 16])
+def test_voted_perceptron_log_replays_the_run(monkeypatch, capacity):
+    """The voted log of a beam-trained transition run holds every update (w_K replayed from it is the final w) with
+    its survival counts (Σ_k c_k w_k / N is the averaged w); a log too small for an epoch is grown and the epoch run
+    again from the weights before it, to the same weights."""
     P, _ = problem(6, n_sent=20)
-    _, result = run(P, Beam(2, "max-violation"), WeightedViolations(jj="single"), epochs=2, voted=True)
-    assert result.voted is not None and result.history[-1].updates > 0
+    plain, _ = run(P, Beam(2, "max-violation"), WeightedViolations(jj="single"), epochs=2)
+    if capacity is not None:
+        monkeypatch.setattr(TransitionProblem, "log_capacity", lambda self, update: capacity)
+    table, result = run(P, Beam(2, "max-violation"), WeightedViolations(jj="single"), epochs=2, voted=True)
+    np.testing.assert_array_equal(table.w, plain.w)
+    voted = result.voted
+    assert voted.n_updates == sum(h.updates for h in result.history) > 0
+    total = np.zeros(P.weight_size)
+    for _, w, surv in voted.vectors():
+        total += surv * w
+    assert voted.survival().sum() == voted.n_examples == table.c
+    np.testing.assert_allclose(w, table.w, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(total / voted.n_examples, table.averaged(), rtol=1e-12, atol=1e-12)

@@ -14,10 +14,11 @@ from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Greedy
 from swvp.learn.updates import WeightedViolations
+from swvp.problems.transition import TransitionProblem
 from swvp.structures.tree import is_tree
 from swvp.tasks import load
 from swvp.tasks.transition_parser import TransitionDependencyParser
-from swvp.transition.arc_standard import is_projective
+from swvp.transition.arc_standard import gold_actions, is_projective
 from tasks.test_graph_parser import toy_corpus
 
 BITS = {"hash_bits": 12, "move_hash_bits": 12}  # small weight regions (default templates: zhang-nivre-backoff)
@@ -95,10 +96,18 @@ def test_wider_decoding_beam_and_predicted_tags(fitted, toy):
 
 def test_every_update_method_and_swvp_learn_the_toy_grammar(toy):
     train, test = toy
+    coefs = []
     for lrn in (learner(3, 1, "early"), learner(3, 2, "laso"), learner(3, 4, "hybrid"),
                 learner(3, 4, "max-violation", update=WeightedViolations(jj="single", mode="balanced"))):
         p = TransitionDependencyParser(templates="huang-sagae", hash_bits=12, learner=lrn).fit(train[:100])
         assert p.score(test) > 0.9, lrn
+        # the estimator trains its own learner (search, selection, update) on the oracle's action sequences
+        data = p.features_.transform(train[:100])
+        layout = p._model()
+        ref = lrn.train(TransitionProblem(data, layout, gold_actions(data, layout.n_labels), dp=p.dp))
+        np.testing.assert_array_equal(p.coef_, ref.final_weights(lrn.average))
+        coefs.append(p.coef_)
+    assert not any(np.array_equal(a, b) for i, a in enumerate(coefs) for b in coefs[i + 1:])
 
 
 def test_nonprojective_trees_skipped_or_lifted(toy):
