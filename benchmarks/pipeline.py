@@ -627,6 +627,44 @@ def treebank_section(tb: str, ud: dict | None, sw: dict | None) -> tuple[list[st
     return lines, mostly
 
 
+def summary_table(order: list[str], res: dict[str, dict[str, dict]]) -> list[str]:
+    """One table over the treebanks (the README's): test F1 from raw text, UDPipe 1 / swvp, and the costs."""
+    lines = ["## Summary", "",
+             "Test sets from raw text, F1; each cell UDPipe 1 / swvp (bold: the better). Costs: training CPU seconds "
+             "(whole processes), words per CPU second of a whole `parse` process, peak memory, model size.", "",
+             "| | " + " | ".join(order) + " |", "|---|" + "---:|" * len(order)]
+
+    def pair(a, b, spec=".2f", higher=True):
+        if a is None or b is None:
+            return f"{fmt(a, spec)} / {fmt(b, spec)}"
+        better_b = b > a if higher else b < a
+        better_a = a > b if higher else a < b
+        sa, sb = fmt(a, spec), fmt(b, spec)
+        return f"{'**' + sa + '**' if better_a else sa} / {'**' + sb + '**' if better_b else sb}"
+
+    def cost(r, *keys):
+        for k in keys:
+            r = None if r is None else r.get(k)
+        return r
+
+    for m in METRICS:
+        lines.append(f"| {m} | " + " | ".join(pair(f1(res[tb].get("udpipe"), "raw", m),
+                                                   f1(res[tb].get("swvp"), "raw", m)) for tb in order) + " |")
+    rows = (("train CPU s", ("train", "total_cpu_s"), ",.0f", False),
+            ("train peak RSS MB", ("train", "peak_rss_mb"), ",.0f", False),
+            ("parse: words / CPU s", ("runs", "raw", "words_per_cpu_s_whole_process"), ",.0f", True),
+            ("parse peak RSS MB", ("runs", "raw", "peak_rss_mb"), ",.0f", False))
+    for label, keys, spec, higher in rows:
+        lines.append(f"| {label} | " + " | ".join(pair(cost(res[tb].get("udpipe"), *keys),
+                                                       cost(res[tb].get("swvp"), *keys), spec, higher)
+                                                  for tb in order) + " |")
+    lines.append("| model MB | " + " | ".join(pair(
+        None if cost(res[tb].get("udpipe"), "train") is None else res[tb]["udpipe"]["train"]["model_bytes"] / 1e6,
+        None if cost(res[tb].get("swvp"), "train") is None else res[tb]["swvp"]["train"]["model_bytes"] / 1e6,
+        ",.1f", False) for tb in order) + " |")
+    return lines
+
+
 def build_table(out: Path) -> str:
     files = sorted(out.glob("*.json"))
     res: dict[str, dict[str, dict]] = {}
@@ -645,6 +683,7 @@ def build_table(out: Path) -> str:
         lines += sec + [""]
         for k, v in m.items():
             mostly[k].append((tb, v))
+    lines += summary_table(order, res) + [""]
     need, of = MOSTLY_OF
     lines += ["## Across treebanks", ""]
     for m, vals in mostly.items():

@@ -7,12 +7,14 @@ For each treebank, on its gold tokenization (so that only the stage under study 
   the ``pos`` templates, and three separate candidate taggers (one column each); dev accuracy of UPOS, XPOS, UFeats
   and AllTags, training CPU seconds;
 * parser — transition (default templates, beam 8, ``--parser-epochs``; non-projective training trees lifted, or
-  skipped) and graph (Eisner, order 2, 10 epochs): trained on gold tags or on 10-fold jack-knifed tags, reading UPOS
-  alone, UPOS+Case or UPOS+Case+VerbForm; UAS / LAS / MLAS on dev tagged by the default tagger;
+  skipped) and graph (Eisner, order 2, 10 epochs): trained on gold tags or on 10- or 5-fold jack-knifed tags (fold
+  taggers keeping their best dev epoch, or a fixed number of epochs), reading UPOS alone, UPOS+Case or
+  UPOS+Case+VerbForm; UAS / LAS / MLAS on dev tagged by the default tagger;
 * lemmatizer: accuracy on dev with gold and with predicted UPOS, overall and on the words whose form is unseen in
   training.
 
     .venv/bin/python benchmarks/pipeline_dev.py [--treebanks el_gdt,tr_imst,hu_szeged,en_ewt] [--parser-epochs 15]
+        [--no-dense] [--parsing-rows TEXT] [--update]
 
 Writes benchmarks/results/pipeline_dev.json and prints the tables (markdown).
 """
@@ -84,9 +86,9 @@ def dense_joint(train: Document, dev: Document) -> dict:
             "train_sys_s": r1.ru_stime - r0.ru_stime}
 
 
-def morphology(train: Document, dev: Document) -> dict:
+def morphology(train: Document, dev: Document, dense: bool = True) -> dict:
     rows = {}
-    if len(train.words) <= 50_000:  # its weight table is features × 391+ labels: the small treebanks only
+    if dense and len(train.words) <= 50_000:  # its weight table is features × 391+ labels: the small treebanks only
         rows["dense chain, joint tags, pos templates (SequenceTagger)"] = dense_joint(train, dev)
         print(f"  morphology / dense: {rows['dense chain, joint tags, pos templates (SequenceTagger)']}", flush=True)
     for name, make in (("joint, morph templates (default)", lambda: [MorphologicalTagger(features="morph")]),
@@ -103,39 +105,56 @@ def morphology(train: Document, dev: Document) -> dict:
     return rows
 
 
-def jackknifed(train: Document, dev: Document, tagger: MorphologicalTagger, folds: int) -> Document:
+def jackknifed(train: Document, dev: Document, tagger: MorphologicalTagger, folds: int,
+               fixed_epochs: bool = False) -> Document:
+    """The training data with tags predicted by ``folds`` fold taggers; ``fixed_epochs``: each trains the tagger's
+    epochs without dev (its last epoch's averaged weights) instead of keeping its best dev epoch."""
     out = copy.deepcopy(train)
     for k in range(folds):
         rest, held = _fold_sentences(len(train.sentences), folds, k)
-        fold = unfitted(tagger).fit(Document([train.sentences[i] for i in rest]), dev=dev)
+        fold = unfitted(tagger).fit(Document([train.sentences[i] for i in rest]), dev=None if fixed_epochs else dev)
         for i, labels in zip(held, fold.predict(Document([train.sentences[i] for i in held])), strict=True):
             for w, t in zip(out.sentences[i].words, labels, strict=True):
                 fold._write(w, t)
     return out
 
 
-def parsing(train: Document, dev: Document, tagger: MorphologicalTagger, dev_path: str, epochs: int) -> dict:
-    t0 = cpu()
-    jk = jackknifed(train, dev, tagger, 10)
-    jk_cpu = cpu() - t0
-    tagged_dev = tagger.annotate(copy.deepcopy(dev))
-    rows = {}
+def parsing(train: Document, dev: Document, tagger: MorphologicalTagger, dev_path: str, epochs: int,
+            only: str | None = None) -> dict:
+    """Parsers on the dev set with tags predicted by ``tagger``; ``only``: the rows whose name holds that text."""
     case_verbform = ("Case", "VerbForm")
+    variants = []
     for kind, tags, tag_features, nonprojective in (
             ("transition", "jack-knifed", case_verbform, "lift"), ("transition", "gold", case_verbform, "lift"),
+            ("transition", "jack-knifed (5 folds)", case_verbform, "lift"),
+            ("transition", "jack-knifed (5 folds, fixed epochs)", case_verbform, "lift"),
             ("transition", "jack-knifed", case_verbform, "skip"), ("transition", "jack-knifed", ("Case",), "lift"),
             ("transition", "jack-knifed", (), "lift"), ("graph", "jack-knifed", case_verbform, None),
             ("graph", "gold", case_verbform, None)):
         name = f"{kind}, {tags} tags, reads UPOS{''.join('+' + f for f in tag_features)}"
         if nonprojective == "skip":
             name += ", non-projective trees skipped"
+        if only is None or only in name:
+            variants.append((name, kind, tags, tag_features, nonprojective))
+    def how(tags: str) -> tuple[int, bool]:
+        return 5 if "5 folds" in tags else 10, "fixed epochs" in tags
+
+    jk, jk_cpu = {}, {}
+    for folds, fixed in sorted({how(v[2]) for v in variants if v[2] != "gold"}):
+        t0 = cpu()
+        jk[folds, fixed] = jackknifed(train, dev, tagger, folds, fixed)
+        jk_cpu[f"{folds}{' fixed epochs' if fixed else ''}"] = cpu() - t0
+    tagged_dev = tagger.annotate(copy.deepcopy(dev))
+    rows = {}
+    for name, kind, tags, tag_features, nonprojective in variants:
         t0 = cpu()
         if kind == "transition":
             parser = TransitionDependencyParser(tag_features=tag_features, nonprojective=nonprojective,
                                                 learner=Perceptron(search=Beam(8, "max-violation"), epochs=epochs))
         else:
             parser = GraphDependencyParser(order=2, tag_features=tag_features, learner=Perceptron(epochs=10))
-        parser.fit(parser_view(jk if tags == "jack-knifed" else train), dev=parser_view(tagged_dev))
+        source = train if tags == "gold" else jk[how(tags)]
+        parser.fit(parser_view(source), dev=parser_view(tagged_dev))
         fit_cpu = cpu() - t0
         heads, rels = parser.parse(parser_view(tagged_dev))
         pred = copy.deepcopy(tagged_dev)
@@ -178,6 +197,9 @@ def tables(results: dict) -> str:
         for name, row in r["parsing"]["rows"].items():
             lines.append(f"| {tb} | {name} | {100 * row['UAS']:.2f} | {100 * row['LAS']:.2f} | "
                          f"{100 * row['MLAS']:.2f} | {row['best_epoch']} | {row['train_cpu_s']:.1f} |")
+    lines += ["", "Jack-knifing CPU seconds (all folds): " + "; ".join(
+        f"{tb}: " + ", ".join(f"{k} folds {v:.1f}" for k, v in r["parsing"]["jackknife_cpu_s"].items())
+        for tb, r in results["treebanks"].items() if isinstance(r["parsing"].get("jackknife_cpu_s"), dict))]
     lines += ["", "### Lemmas (dev, gold tokens; accuracy %)", "",
               "| treebank | UPOS | all words | unseen forms (count) |", "|---|---|---|---|"]
     for tb, r in results["treebanks"].items():
@@ -193,19 +215,36 @@ def main(argv=None) -> int:
     ap.add_argument("--treebanks", default="el_gdt,tr_imst,hu_szeged,en_ewt")
     ap.add_argument("--parser-epochs", type=int, default=15)
     ap.add_argument("--out", default="benchmarks/results/pipeline_dev.json")
+    ap.add_argument("--no-dense", action="store_true", help="skip the dense joint tagger (930 CPU s on tr_imst)")
+    ap.add_argument("--parsing-rows", help="only the parser rows whose name holds this text (e.g. '5 folds')")
+    ap.add_argument("--update", action="store_true",
+                    help="keep the results already in --out, replacing only the rows measured now")
     args = ap.parse_args(argv)
     root = data_root() / "ud"
     results = {"parser_epochs": args.parser_epochs, "python": sys.version.split()[0], "load_start": os.getloadavg(),
                "treebanks": {}}
+    if args.update and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text())
+        if old.get("parser_epochs") != args.parser_epochs:
+            ap.error(f"--update: {args.out} was measured with --parser-epochs {old.get('parser_epochs')}")
+        results["treebanks"] = old["treebanks"]
     for tb in [t.strip() for t in args.treebanks.split(",") if t.strip()]:
         print(f"== {tb}", flush=True)
         train, _ = as_document(root / tb / "train.conllu.xz")
         dev_path = str(root / tb / "dev.conllu.xz")
         dev, _ = as_document(dev_path)
         tagger = MorphologicalTagger(features="morph").fit(train, dev=dev)
-        results["treebanks"][tb] = {"morphology": morphology(train, dev),
-                                    "parsing": parsing(train, dev, tagger, dev_path, args.parser_epochs),
-                                    "lemmas": lemmas(train, dev, tagger)}
+        entry = results["treebanks"].setdefault(tb, {})
+        if args.parsing_rows is None:
+            for name, row in morphology(train, dev, dense=not args.no_dense).items():
+                entry.setdefault("morphology", {})[name] = row
+            entry["lemmas"] = lemmas(train, dev, tagger)
+        measured = parsing(train, dev, tagger, dev_path, args.parser_epochs, only=args.parsing_rows)
+        parsed = entry.setdefault("parsing", {"rows": {}, "jackknife_cpu_s": {}})
+        if not isinstance(parsed.get("jackknife_cpu_s"), dict):  # files written before the fold comparison
+            parsed["jackknife_cpu_s"] = {"10": parsed["jackknife_cpu_s"]}
+        parsed["rows"].update(measured["rows"])
+        parsed["jackknife_cpu_s"].update(measured["jackknife_cpu_s"])
         Path(args.out).write_text(json.dumps(results, indent=1))
     results["load_end"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(results, indent=1))

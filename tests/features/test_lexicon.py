@@ -37,6 +37,17 @@ def test_tails_restrict_what_the_guesser_proposes():
     assert 8 not in lex.type_candidates("wend") and lex.type_candidates("went") == [8]
 
 
+def test_a_key_never_seen_takes_the_labels_of_every_key_capped_and_distinct():
+    keys = ["DET", "DET", "DET", "NOUN", "NOUN", "NOUN", "NOUN", "VERB", "VERB", "VERB", "DET", "VERB", "VERB", "VERB"]
+    lex = CandidateLexicon(max_candidates=4, suffix_length=2, rare=1).fit(FORMS, LABELS, keys=keys)
+    # no guesser level has key "X": the global level of each key in turn, most types first, each label once
+    by_key = [[y for y, _ in lex.guesser["\x1f\x1f" + k][""]] for k in ("DET", "NOUN", "VERB")]
+    every = list(dict.fromkeys(y for lst in by_key for y in lst))
+    assert len(every) > 4
+    assert lex.type_candidates("gnats", key="X") == every[:4]
+    assert lex.type_candidates("gnats", key="X", allowed=lambda f, y: y != every[0]) == every[1:5]
+
+
 def test_training_candidates_hide_hapax_forms_and_always_hold_the_gold():
     lex = CandidateLexicon(max_candidates=2, suffix_length=3, rare=3).fit(FORMS, LABELS)
     forms = ["ran", "the", "gnats"]

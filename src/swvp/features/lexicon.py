@@ -99,6 +99,7 @@ class CandidateLexicon:
     def guesser(self, value) -> None:
         self._guesser = value
         self._tail_free = all(t == "" for by_tail in value.values() for t in by_tail)
+        self._global_levels = [lev for lev in value if lev.startswith(_SEP + _SEP)]
 
     @staticmethod
     def _level(suffix: str | None, case: str | None, key: str) -> str:
@@ -151,12 +152,13 @@ class CandidateLexicon:
                 if len(out) >= self.max_candidates:
                     return out
         if not out:  # a key never seen in training: the labels of every key's global level
-            for lev in self.guesser:
-                if lev.startswith(_SEP + _SEP):
-                    out.extend(y for y in self._guesses(lev, form_tails)
-                               if y not in have and (allowed is None or allowed(form, y)))
-                    have.update(out)
-            out = out[:self.max_candidates]
+            for lev in self._global_levels:
+                for y in self._guesses(lev, form_tails):
+                    if y not in have and (allowed is None or allowed(form, y)):
+                        out.append(y)
+                        have.add(y)
+                        if len(out) >= self.max_candidates:
+                            return out
         return out
 
     def candidates(self, forms: Sequence[str], keys: Sequence[str] | None = None, gold: np.ndarray | None = None,
