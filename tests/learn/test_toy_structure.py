@@ -4,11 +4,19 @@ multiclass decisions (each token takes one of K labels from its own features; no
 It registers only the required operations of :mod:`swvp.learn.ops` (the optional ones keep their defaults, the
 searches it does not implement are refused) and its problem class gives only what :class:`CompiledProblem` asks
 of a subclass; it is then trained with every search and update that applies, against a textbook perceptron.
+
+The tests run in a child process with a numba cache of its own (``NUMBA_CACHE_DIR``): the engine's kernels compiled
+for a structure type of a test module must not enter the package's on-disk cache, whose index every later process
+reads (and could not, without this module on its path).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +31,9 @@ from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model._kernels import bump
 from swvp.model.weights import WeightTable
+
+IN_CHILD = os.environ.get("SWVP_TOY_STRUCTURE_CHILD") == "1"
+CHILD = pytest.mark.skipif(not IN_CHILD, reason="runs in the child process of test_toy_structure_in_its_own_process")
 
 #: tokens' features (CSR), sentence offsets, gold labels, K labels, the longest sentence
 ToyData = namedtuple("ToyData", ["fptr", "fids", "offsets", "gold", "K", "maxlen"])
@@ -222,6 +233,7 @@ def textbook(p: ToyProblem, epochs: int, swvp: bool) -> np.ndarray:
     return w
 
 
+@CHILD
 @pytest.mark.parametrize("update", [Full(), WeightedViolations(jj="single", mode="aggressive", beta=1.0)],
                          ids=["collins", "swvp-single"])
 def test_toy_structure_trains_as_the_textbook_perceptron(update):
@@ -231,6 +243,7 @@ def test_toy_structure_trains_as_the_textbook_perceptron(update):
     np.testing.assert_allclose(table.w, textbook(p, 3, swvp=not isinstance(update, Full)), rtol=0, atol=1e-9)
 
 
+@CHILD
 @pytest.mark.parametrize("update", [Full(), WeightedViolations(), WeightedViolations(jj="full"),
                                     WeightedViolations(jj="spans", gamma="wmr", wmr_n="jj"),
                                     WeightedViolations(jj="window:2", mode="balanced"),
@@ -247,6 +260,7 @@ def test_every_update_learns_the_toy_with_exact_search(update, voted):
         assert res.voted is not None
 
 
+@CHILD
 def test_what_the_toy_does_not_provide_is_refused():
     p = toy_problem()
     for search in (Beam(4), Beam(1, "early"), Beam(4, "laso")):
@@ -258,3 +272,13 @@ def test_what_the_toy_does_not_provide_is_refused():
         p.kbest_flat(np.zeros(p.weight_size), 2)
     with pytest.raises(TypeError, match=r"lacks the required structure operations \['write_output'\]"):
         ops.register(namedtuple("Partial", ["x"]), {s: None for s in ops.REQUIRED if s is not ops.write_output})
+
+
+@pytest.mark.skipif(IN_CHILD, reason="the child itself")
+def test_toy_structure_in_its_own_process(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "SWVP_TOY_STRUCTURE_CHILD": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(Path(__file__))],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "17 passed" in res.stdout and "failed" not in res.stdout, res.stdout[-2000:]
