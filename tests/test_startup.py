@@ -42,3 +42,11 @@ def test_install_is_a_no_op_once_numba_probed():
             "print(sum(type(f).__name__ == '_ProbeFinder' for f in sys.meta_path))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "0"
+
+
+def test_one_task_imports_no_other():
+    """``swvp.tasks`` imports an estimator when it is used: a tagger process loads no parser, reranker or pipeline."""
+    code = ("import sys\nfrom swvp.tasks.tagger import SequenceTagger\nfrom swvp.tasks import load\n"
+            "print(sorted(m for m in sys.modules if m.startswith('swvp.tasks.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['swvp.tasks._inputs', 'swvp.tasks.base', 'swvp.tasks.tagger']"
