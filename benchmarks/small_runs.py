@@ -15,7 +15,8 @@ Every system is timed as whole processes, started fresh, numba's kernel cache wa
 
 The systems run interleaved (A, B, C, A, B, C, ...; ``--repeats`` rounds). Wall time is ``time.perf_counter`` around
 the child; CPU time is the ``RUSAGE_CHILDREN`` user + system delta. Ratios: CRFsuite time / swvp time (> 1: swvp is
-faster), of the best and of the median runs. ``--record NAME`` stores the run under NAME in
+faster), of the best and of the median runs. Children run with bytecode caches (``PYTHONDONTWRITEBYTECODE`` is
+dropped from their environment), as an installed package does. ``--record NAME`` stores the run under NAME in
 ``results/small_runs.json`` (other entries kept), e.g. ``before`` (main as it was) and ``after``.
 """
 
