@@ -17,8 +17,13 @@ from swvp.cli.training import (
     summary,
 )
 from swvp.exceptions import SwvpError
-from swvp.features.transition import TEMPLATE_SETS
-from swvp.learn.search import SELECT_METHODS
+
+# The choices of --templates and --select, named here so that building the command line's parser imports no
+# compiled code (swvp --help, usage errors and commands without kernels skip numba's import): the names of
+# swvp.features.transition.TEMPLATE_SETS and swvp.learn.search.SELECT_METHODS (tests/cli/test_cli_startup.py
+# checks that they agree).
+TRANSITION_TEMPLATES = ("huang-sagae", "zhang-nivre", "zhang-nivre-backoff", "zhang-nivre-factored")
+SELECT_CHOICES = ("standard", "early", "max-violation", "latest", "hybrid", "laso")
 
 
 def add_train_arguments(p) -> None:
@@ -31,9 +36,9 @@ def add_train_arguments(p) -> None:
     p.add_argument("--decoder", choices=["eisner", "cle"], default="eisner",
                    help="graph: eisner (projective) or cle (Chu-Liu-Edmonds, non-projective, order 1)")
     p.add_argument("--beam", type=positive_int, default=8, help="transition: beam width (1 = greedy; default 8)")
-    p.add_argument("--select", choices=list(SELECT_METHODS), default="max-violation",
+    p.add_argument("--select", choices=list(SELECT_CHOICES), default="max-violation",
                    help="transition: where to update in the beam (ALGORITHMS.md §2.2; default max-violation)")
-    p.add_argument("--templates", choices=sorted(TEMPLATE_SETS), default="zhang-nivre-backoff",
+    p.add_argument("--templates", choices=sorted(TRANSITION_TEMPLATES), default="zhang-nivre-backoff",
                    help="transition: feature templates (default zhang-nivre-backoff, the most accurate; "
                         "zhang-nivre-factored: ~2x faster; huang-sagae = the paper's)")
     p.add_argument("--nonprojective", choices=["skip", "lift"], default="skip",

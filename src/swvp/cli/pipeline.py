@@ -29,9 +29,9 @@ def add_train_arguments(p) -> None:
                    help="comma-separated stages to train (default: all four)")
     p.add_argument("--parser", choices=["transition", "graph"], default="transition",
                    help="transition: arc-standard beam search (default); graph: Eisner, order 2")
-    p.add_argument("--jackknife", type=bounded_int(0), default=10, metavar="K",
+    p.add_argument("--jackknife", type=bounded_int(0), default=5, metavar="K",
                    help="folds of jack-knifed tags for the parser's training data (0: gold tags, or K >= 2; "
-                        "default 10)")
+                        "default 5)")
     p.add_argument("--parser-epochs", type=positive_int, default=None,
                    help="parser passes (default: transition 15, graph 10)")
     p.add_argument("--tag-features", default="Case,VerbForm",

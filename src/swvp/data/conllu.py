@@ -83,6 +83,14 @@ _HEAD_HINT = ("; HEAD (column 7) must be '_' or a word ID in every CoNLL-U file,
 # IDs and HEADs are small integers repeated across the file: memoise the library's parsers (errors are not cached).
 _parse_id = functools.lru_cache(maxsize=8192)(parse_id_value)
 _parse_int = functools.lru_cache(maxsize=8192)(parse_int_value)
+#: The values the library's parsers give for the common spellings, looked up before calling them (a dict look-up
+#: costs a fifth of a call through the cache): word IDs 1..999 and HEADs 0..999, written without leading zeros.
+_WORD_IDS = {str(i): i for i in range(1, 1000)}
+_HEADS = {str(i): i for i in range(1000)}
+#: The ASCII whitespace other than space, tab and newline (what ``str.split()`` splits on besides them; the other
+#: whitespace characters are not ASCII). In a text without any, an ASCII token line (``str.isascii`` is a flag
+#: read) can skip the whitespace check unless it holds a space, two tabs in a row or a tab at either end.
+_ODD_ASCII_SPACE = "\x0b\x0c\r\x1c\x1d\x1e\x1f"
 
 
 @dataclass(slots=True, eq=False)
@@ -188,6 +196,7 @@ def _parse_conllu(text: str, file: str | None) -> ConlluCorpus:
     if text == "":
         raise DataError(file, 1, "empty file")
     lines, final_newline = split_lines(text)
+    plain = not any(c in text for c in _ODD_ASCII_SPACE)
     sentences: list[ConlluSentence] = []
     leading_blank = 0
     start = -1
@@ -199,29 +208,24 @@ def _parse_conllu(text: str, file: str | None) -> ConlluCorpus:
                 raise DataError(file, r + 1, "line holds only whitespace; separate sentences by empty lines")
             continue
         if start >= 0:
-            sentences.append(_parse_block(lines, start, r, file))
+            sentences.append(_parse_block(lines, start, r, file, plain))
             start = -1
         if sentences:
             sentences[-1].blank_after += 1
         else:
             leading_blank += 1
     if start >= 0:
-        sentences.append(_parse_block(lines, start, len(lines), file))
+        sentences.append(_parse_block(lines, start, len(lines), file, plain))
     if not sentences:
         raise DataError(file, max(len(lines), 1), "no sentences in file")
     return ConlluCorpus(sentences, file, leading_blank, final_newline)
 
 
-def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> ConlluSentence:
-    """One sentence from ``lines[start:end]`` (all non-empty)."""
-    forms: list[str] = []
-    lemmas: list[str] = []
-    upos: list[str] = []
-    xpos: list[str] = []
-    feats: list[str] = []
-    deprels: list[str] = []
+def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain: bool = False) -> ConlluSentence:
+    """One sentence from ``lines[start:end]`` (all non-empty); ``plain``: the text holds none of
+    ``_ODD_ASCII_SPACE``."""
+    words: list[list[str]] = []  # the columns of each word line
     heads: list[int] = [-1]
-    line_numbers: list[int] = []
     word_rows: list[int] = []
     ranges: list[tuple[int, int]] = []  # (last word of a multiword range, its line)
     range_end = 0
@@ -239,18 +243,26 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
         if len(cols) != N_COLUMNS:
             hint = " (columns must be separated by tabs)" if len(cols) < N_COLUMNS and " " in line else ""
             raise DataError(file, ln, f"expected {N_COLUMNS} tab-separated columns, found {len(cols)}{hint}")
-        if line.split() != cols:  # an empty column or whitespace in one (rare: the str methods run in C)
+        # an empty column or whitespace in one (rare: the str methods run in C); in an ASCII line of a plain text only
+        # a space, two tabs in a row or a tab at either end can make line.split() differ from cols
+        if (not (plain and line.isascii()) or " " in line or "\t\t" in line or line[0] == "\t" or line[-1] == "\t") \
+                and line.split() != cols:
             _check_columns(cols, file, ln)
-        try:
-            tid = _parse_id(cols[0])
-        except ParseException:
-            tid = None
-        expected = len(forms) + 1
+        tid = _WORD_IDS.get(cols[0])
+        if tid is None:
+            try:
+                tid = _parse_id(cols[0])
+            except ParseException:
+                tid = None
+        expected = len(words) + 1
         if type(tid) is int:
             if tid != expected:
                 raise DataError(file, ln, f"word ID {tid} out of order: expected {expected} (IDs must run 1..n)")
             head = cols[_HEAD]
-            if head == "_":
+            h = _HEADS.get(head)
+            if h is not None:
+                pass
+            elif head == "_":
                 h = -1
             else:
                 try:
@@ -260,14 +272,8 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
                 if h < 0:
                     raise DataError(file, ln, f"HEAD {h} out of range (must be 0 for the root or a word ID)"
                                     + _HEAD_HINT)
-            forms.append(cols[1])
-            lemmas.append(cols[2])
-            upos.append(cols[_UPOS])
-            xpos.append(cols[_XPOS])
-            feats.append(cols[_FEATS])
-            deprels.append(cols[_DEPREL])
+            words.append(cols)
             heads.append(h)
-            line_numbers.append(ln)
             word_rows.append(r - start)
         elif tid is None:
             raise DataError(file, ln, f"ID {cols[0]!r} is not an integer, a range a-b or an empty node k.m")
@@ -288,20 +294,22 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None) -> Co
             if m != want:
                 raise DataError(file, ln, f"empty node {cols[0]} out of order: expected {k}.{want}")
             empty_k, empty_m = k, m
-    n = len(forms)
+    n = len(words)
     if n == 0:
         what = "comment lines without" if not in_tokens else "sentence without"
         raise DataError(file, start + 1, f"{what} any word line (integer ID)")
     for b, ln in ranges:
         if b > n:
             raise DataError(file, ln, f"multiword token range ends at {b}, after the last word {n}")
+    first = start + 1
     if max(heads) > n:
         d = next(d for d in range(1, n + 1) if heads[d] > n)
-        raise DataError(file, line_numbers[d - 1], f"HEAD {heads[d]} out of range 0..{n}{_HEAD_HINT}")
+        raise DataError(file, first + word_rows[d - 1], f"HEAD {heads[d]} out of range 0..{n}{_HEAD_HINT}")
     head_array = None if heads.count(-1) == n + 1 else np.array(heads, dtype=INT)
     return ConlluSentence(
-        forms, lemmas, upos, xpos, head_array, deprels, line_numbers, lines[start:end], word_rows, start + 1,
-        feats=feats,
+        [c[1] for c in words], [c[2] for c in words], [c[_UPOS] for c in words], [c[_XPOS] for c in words],
+        head_array, [c[_DEPREL] for c in words], [first + w for w in word_rows], lines[start:end], word_rows, first,
+        feats=[c[_FEATS] for c in words],
     )
 
 

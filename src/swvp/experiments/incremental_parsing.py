@@ -25,20 +25,22 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from swvp.learn.perceptron import Perceptron
-from swvp.learn.search import Beam
-from swvp.learn.updates import Full, WeightedViolations
-from swvp.plots import save_figure
-from swvp.tasks.transition_parser import TransitionDependencyParser
+if TYPE_CHECKING:
+    from swvp.learn.perceptron import Perceptron
+
+# The learners, the parser and the plotting helper are imported where they are used: the command line registers
+# this experiment's arguments in every process (swvp --help included), which then need not import numba.
 
 METHODS = ("standard", "early", "max-violation", "latest", "hybrid", "swvp")
 OPTIONAL_METHODS = ("laso",)
 TEMPLATES = "huang-sagae"
-#: SWVP row: A-WM, β = 1, single-step mixed assignments, on the max-violation pair.
-SWVP_UPDATE = WeightedViolations(jj="single", gamma="wm", mode="aggressive", beta=1.0)
+#: SWVP row: A-WM, β = 1, single-step mixed assignments (``WeightedViolations(**SWVP_UPDATE_PARAMS)``), on the
+#: max-violation pair.
+SWVP_UPDATE_PARAMS = {"jj": "single", "gamma": "wm", "mode": "aggressive", "beta": 1.0}
 SWVP_SELECT = "max-violation"
 
 #: Huang et al. 2012 Table 3 (PTB, b = 8): method → (iterations to best dev, training hours, dev UAS, test UAS).
@@ -77,10 +79,20 @@ def _init_worker(splits: dict) -> None:
 def learner_for(method: str, beam: int, epochs: int, seed: int) -> Perceptron:
     """The averaged perceptron of one row: beam search with the method's update selection (SWVP: its update rule
     on the max-violation pair)."""
+    from swvp.learn.perceptron import Perceptron
+    from swvp.learn.search import Beam
+    from swvp.learn.updates import Full, WeightedViolations
+
     search = Beam(beam, SWVP_SELECT if method == "swvp" else method)
-    update = SWVP_UPDATE if method == "swvp" else Full()
+    update = WeightedViolations(**SWVP_UPDATE_PARAMS) if method == "swvp" else Full()
     return Perceptron(search=search, update=update, average=True, epochs=epochs, stop_when_separated=True,
                       shuffle=True, random_state=seed)
+
+
+def _swvp_update_label() -> str:
+    from swvp.learn.updates import WeightedViolations
+
+    return WeightedViolations(**SWVP_UPDATE_PARAMS).label()
 
 
 def run_one(method: str, beam: int = 8, epochs: int = 15, seed: int = 0, splits: dict | None = None,
@@ -89,6 +101,8 @@ def run_one(method: str, beam: int = 8, epochs: int = 15, seed: int = 0, splits:
     S = splits if splits is not None else _SPLITS
     if S is None:
         raise RuntimeError("run_one needs splits (load_splits) or a worker initialised with them")
+    from swvp.tasks.transition_parser import TransitionDependencyParser
+
     learner = learner_for(method, beam, epochs, seed)
     parser = TransitionDependencyParser(templates=templates, hash_bits=hash_bits, learner=learner,
                                         select_epoch=False)
@@ -173,7 +187,7 @@ def run(beam: int = 8, epochs: int = 15, out: str | os.PathLike | None = None, *
                  "cpus": os.cpu_count(), "labels": results[0]["labels"], "oracle": oracle,
                  "sentences": {s: len(splits[s]) for s in ("train", "dev", "test")},
                  "words": {s: sum(len(x.forms) for x in splits[s]) for s in ("train", "dev", "test")},
-                 "swvp": {"update": SWVP_UPDATE.label(), "beta": SWVP_UPDATE.beta, "select": SWVP_SELECT},
+                 "swvp": {"update": _swvp_update_label(), "beta": SWVP_UPDATE_PARAMS["beta"], "select": SWVP_SELECT},
                  "uas": "dev and test UAS/LAS count every word (punctuation included); *_no_punct exclude "
                         "words whose gold UPOS is PUNCT",
                  "prep_s": round(prep_s, 2), "wall_s": None},
@@ -275,6 +289,8 @@ def plot(report: dict, directory: str | os.PathLike) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
+
+    from swvp.plots import save_figure
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

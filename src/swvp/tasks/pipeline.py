@@ -218,7 +218,8 @@ class Pipeline(Estimator):
     ----------
     tokenizer, tagger, lemmatizer, parser : the stage estimators (unfitted); None: each stage's defaults.
     stages : the stages to train, in order, among ``("tokenizer", "tagger", "lemmatizer", "parser")``.
-    jackknife : folds of the parser's predicted training tags (>= 2), or 0: the parser trains on gold tags.
+    jackknife : folds of the parser's predicted training tags (>= 2; 5 by default: on the dev sets, as accurate as
+        10 at half the cost), or 0: the parser trains on gold tags.
     jobs : worker processes for the independent training tasks.
     missing : ``"refuse"`` (a DataError when the training file lacks what a stage needs) or ``"skip"`` the stage.
 
@@ -230,7 +231,7 @@ class Pipeline(Estimator):
     MODEL_KIND = MODEL_KIND
 
     def __init__(self, *, tokenizer=None, tagger=None, lemmatizer=None, parser=None, stages: tuple[str, ...] = STAGES,
-                 jackknife: int = 10, jobs: int = 1, missing: str = "refuse"):
+                 jackknife: int = 5, jobs: int = 1, missing: str = "refuse"):
         self.tokenizer = tokenizer
         self.tagger = tagger
         self.lemmatizer = lemmatizer
