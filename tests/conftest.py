@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 
 import pytest
 
 from swvp.data.paths import data_root
+
+# A suite started in the background by a shell without job control inherits SIGINT ignored, and so would every
+# process it starts: the Ctrl-C tests (a SIGINT to this process or to a child) then test nothing a user at a terminal
+# meets. Give this process Python's own handler, as a terminal would; its children then start with SIGINT's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: the variable that turns a missing-data skip into a failure
 REQUIRE_DATA = "SWVP_REQUIRE_DATA"
