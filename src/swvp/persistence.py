@@ -135,7 +135,7 @@ def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, 
             magic = f.read(4)
     except OSError as err:
         raise ModelFormatError(f"{path}: unreadable model file ({err.strerror or err})") from err
-    if magic[:2] != b"PK":  # not a zip archive, so not an .npz (numpy would suggest allow_pickle=True for it)
+    if magic[:2] != b"PK":  # not a zip archive, so not an .npz: refused before numpy reads it
         raise ModelFormatError(f"{path}: not a swvp model file (a model is an .npz archive; this file is not one)")
     try:
         with np.load(path, allow_pickle=False) as npz:
