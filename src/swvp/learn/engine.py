@@ -42,7 +42,7 @@ from swvp.learn._codes import (
     U_JJ,
     U_RULE,
 )
-from swvp.learn._swvp import apply_update, fixed_rule, fixed_update
+from swvp.learn._swvp import apply_update, fixed_update
 from swvp.learn.ops import Accum, BeamSearch, Constraints, ExactSearch
 from swvp.learn.search import Beam, Exact
 from swvp.learn.selectors import select_step
@@ -118,7 +118,7 @@ def _search_space(st, search):
     return None
 
 
-@njit(**NJIT_NO_ALLOC)
+@njit(inline="always", **NJIT_NO_ALLOC)
 def _open_update(st, ws, sc, upd, stats, s, y, z, n):
     """An update's start: counted, the structure's set-up, and w·ΔΦ(x, y, z) before it (counted invalid when
     > eps, ALGORITHMS.md §2.4)."""
@@ -145,15 +145,13 @@ def update_on(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg):
     """One update on the pair (reference y, prediction z) of example s, size n (a prefix length under inexact
     search): counted, its invalidity counted, and the update rule ``upd`` applied with lazy averaging at example
     ``cavg`` into ``acc``; returns w·ΔΦ(x, y, z) before the update."""
-    if fixed_rule(upd):
-        return update_fixed(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg)
     margin = _open_update(st, ws, sc, upd, stats, s, y, z, n)
     apply_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch.sets, scratch.values)
     ops.end_update(st, ws, s, y, z, n)
     return margin
 
 
-@njit(**NJIT_NO_ALLOC)
+@njit(inline="always", **NJIT_NO_ALLOC)
 def tally(stats, n, wrong):
     """The statistics of one example's prediction: its tokens, the wrong ones, and whether it was a mistake."""
     stats[STAT_TOKENS] += n
@@ -247,12 +245,17 @@ def _predict_beam(run, sc, n):
 
 # ----------------------------------------------------------------------------------------------- epochs
 @njit(**NJIT)
+def new_scratch(steps, jj_width):
+    """The :data:`Scratch` of an epoch or a decoding pass of up to ``steps`` search steps."""
+    width = max(steps + 1, jj_width)
+    return Scratch(np.zeros((4, width), INT), np.zeros((5, width), FLOAT), np.zeros(steps + 1, INT),
+                   np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
+
+
+@njit(inline="always", **NJIT)
 def new_run(st, search, jj_width):
     """The :data:`Run` of an epoch or a decoding pass: workspace, search buffers and scratch, allocated once."""
-    steps = ops.n_steps(st, ops.max_size(st))
-    width = max(steps + 1, jj_width)
-    scratch = Scratch(np.zeros((4, width), INT), np.zeros((5, width), FLOAT), np.zeros(steps + 1, INT),
-                      np.zeros(steps + 1, INT), np.zeros(steps + 1, INT))
+    scratch = new_scratch(ops.n_steps(st, ops.max_size(st)), jj_width)
     return Run(st, ops.workspace(st, jj_width), search_space(st, search), search, scratch)
 
 
