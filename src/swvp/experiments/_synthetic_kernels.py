@@ -46,23 +46,29 @@ Feats = namedtuple("Feats", ["fptr", "fids", "tptr", "tids", "K", "order", "toff
 AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _sum_rows(wf, ids, a, b, base0, width, L, skip, m, out):
     """out[j] = Σ_{q=a}^{b-1} wf[(base0 + ids[q]·width)·L + skip + j], j < m: each lane's sum from 0.0 in list
-    order, as ``model._kernels._gather_rows`` sums, one pass per feature."""
+    order, as ``model._kernels._gather_rows`` sums, one pass per feature.
+
+    Each feature's block is read through a slice, so the index of the inner loop is provably non-negative: numba's
+    negative-index fix-up would otherwise make the vectorised loop gather element by element."""
     if b == a:
-        out[:m] = 0.0
+        for j in range(m):
+            out[j] = 0.0
         return
     r = (base0 + ids[a] * width) * L + skip
+    row = wf[r:r + m]
     for j in range(m):
-        out[j] = 0.0 + wf[r + j]
+        out[j] = 0.0 + row[j]
     for q in range(a + 1, b):
         r = (base0 + ids[q] * width) * L + skip
+        row = wf[r:r + m]
         for j in range(m):
-            out[j] += wf[r + j]
+            out[j] += row[j]
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _fill_lanes(wf, st, s0, n, L, E, T):
     """E[i, y, l] and T[i, h, y, l] of sentence s0..s0+n-1 for every learner l (``fill_scores`` per lane).
 
@@ -83,7 +89,7 @@ def _fill_lanes(wf, st, s0, n, L, E, T):
             _sum_rows(wf, st.tids, st.tptr[t], st.tptr[t + 1], st.toff, HK, L, 0, K * KL, Ti)
 
 
-@njit(**NJIT)
+@njit(**NJIT_NO_ALLOC)
 def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
     """First-order Viterbi of every lane (``viterbi1``'s sums and tie-breaking: the smallest label wins), labels of
     lane l into ``Z[l, :n]``."""
