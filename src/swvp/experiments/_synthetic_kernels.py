@@ -42,6 +42,10 @@ from swvp.model._kernels import Accum, add_delta, averaged_weights, score_differ
 #: call, so the smaller the tuple, the cheaper the call.
 Feats = namedtuple("Feats", ["fptr", "fids", "tptr", "tids", "K", "order", "toff"])
 
+#: ``add_delta`` itself (the same Python function), inlined into the per-learner update at numba's IR level: called
+#: once per member of S with the averaging state and the feature lists by value, it was a seventh of the run.
+_add_delta = njit(inline="always", **NJIT_NO_ALLOC)(add_delta.py_func)
+
 #: Columns of the per-learner accuracy counts: correct tokens of (averaged, last) weights on (dev, test).
 AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
 
@@ -166,7 +170,7 @@ def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params,
     if score_difference(El, Tl, y, z, 0, n, n, K, 1) > eps:
         stats[STAT_INVALID] += 1
     if rule_codes[U_RULE] == RULE_FULL:
-        add_delta(acc, cavg, 1.0, feats, s0, y, z, 0, n, n)
+        _add_delta(acc, cavg, 1.0, feats, s0, y, z, 0, n, n)
         return
     for p in range(n):
         mix[p] = y[p]
@@ -193,13 +197,13 @@ def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params,
                               values[3:], sets[2:])
     if backoff:
         stats[STAT_BACKOFFS] += 1
-        add_delta(acc, cavg, 1.0, feats, s0, y, z, 0, n, n)
+        _add_delta(acc, cavg, 1.0, feats, s0, y, z, 0, n, n)
         return
     for q in range(m):
         k = s_idx[q]
         if gamma[q] > 0.0 and z[k] != y[k]:
             mix[k] = z[k]
-            add_delta(acc, cavg, gamma[q], feats, s0, y, mix, k, k + 2, n)
+            _add_delta(acc, cavg, gamma[q], feats, s0, y, mix, k, k + 2, n)
             mix[k] = y[k]
 
 
