@@ -96,26 +96,52 @@ def _fill_lanes(wf, st, s0, n, L, E, T):
 @njit(**NJIT_NO_ALLOC)
 def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
     """First-order Viterbi of every lane (``viterbi1``'s sums and tie-breaking: the smallest label wins), labels of
-    lane l into ``Z[l, :n]``."""
+    lane l into ``Z[l, :n]``.
+
+    The running maximum over the previous label p lives in ``delta[i, y]`` and ``bp[i, y]`` themselves, p = 0
+    taking the place of ``viterbi1``'s start from −inf (a value that is not above −inf leaves −inf and label 0) and
+    the last p adding the emission: K passes over the lanes per (i, y) instead of K + 2, each pass a short vector
+    loop whose set-up costs as much as its body. ``best`` and ``arg`` are unused (kept for the callers)."""
     for y in range(K):
         for ln in range(L):
             delta[0, y, ln] = E[0, y, ln] + T[0, K, y, ln]
     for i in range(1, n):
         for y in range(K):
+            cur = delta[i, y]
+            ar = bp[i, y]
+            Ey = E[i, y]
+            dp = delta[i - 1, 0]
+            tp = T[i, 0, y]
+            if K == 1:
+                for ln in range(L):
+                    v = dp[ln] + tp[ln]
+                    cur[ln] = (v if v > -np.inf else -np.inf) + Ey[ln]
+                    ar[ln] = 0
+                continue
             for ln in range(L):
-                best[ln] = -np.inf
-                arg[ln] = 0
-            for p in range(K):
+                v = dp[ln] + tp[ln]
+                cur[ln] = v if v > -np.inf else -np.inf
+                ar[ln] = 0
+            for p in range(1, K - 1):
                 dp = delta[i - 1, p]
                 tp = T[i, p, y]
                 for ln in range(L):
                     v = dp[ln] + tp[ln]
-                    if v > best[ln]:
-                        best[ln] = v
-                        arg[ln] = p
+                    if v > cur[ln]:
+                        cur[ln] = v
+                        ar[ln] = p
+            p = K - 1
+            dp = delta[i - 1, p]
+            tp = T[i, p, y]
             for ln in range(L):
-                delta[i, y, ln] = best[ln] + E[i, y, ln]
-                bp[i, y, ln] = arg[ln]
+                v = dp[ln] + tp[ln]
+                b = cur[ln]
+                a = ar[ln]
+                if v > b:
+                    b = v
+                    a = p
+                cur[ln] = b + Ey[ln]
+                ar[ln] = a
     for ln in range(L):
         b = -np.inf
         a = 0
