@@ -432,8 +432,8 @@ def check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma)
 
 
 # select_set, set_gamma and check_conditions are inlined (numba IR) into choose_gamma, their one caller per update:
-# as calls they pass a dozen arrays by value each (the synthetic Table-1 driver, which makes ~3 million SWVP updates
-# per dataset, spent ~8% of its time in them).
+# as calls they pass a dozen arrays by value each (the synthetic Table-1 driver, which makes 1.4 to 2.8 million SWVP
+# updates per dataset, spent ~8% of its time in them).
 @njit(**NJIT_NO_ALLOC)
 def choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, rule_params, stats, s_idx, s_marg, gamma, work,
                  order):
