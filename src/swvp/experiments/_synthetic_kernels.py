@@ -179,7 +179,7 @@ def _averaged_lanes(W, U, c, out):
         averaged_weights(W[:, ln], U[:, ln], c[ln], out[:, ln])
 
 
-@njit(**NJIT_NO_ALLOC)
+@njit(inline="always", **NJIT_NO_ALLOC)
 def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params, stats, mix, sets, values):
     """One learner's update on sentence s0..s0+n−1 (gold y, prediction z ≠ y), as the engine makes it
     (``engine.update_fixed`` on a first-order chain, single-position JJ): counted, its invalidity counted, then
@@ -190,7 +190,8 @@ def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params,
     ``add_delta`` over that window, the same calls (hence the same sums, in the same order) as the chain's
     ``mix_margin`` and ``mix_delta``; I, S and γ are the engine's (``_swvp.choose_gamma``). ``El`` (≥ n, K) and
     ``Tl`` (≥ n, K+1, K) are the learner's score arrays, ``mix`` a buffer of ≥ n labels, ``sets`` int (4, W) and
-    ``values`` float (5, W) the engine's scratch (W > n).
+    ``values`` float (5, W) the engine's scratch (W > n). Inlined into :func:`_epoch_lanes` (numba IR): as a call it
+    copied some 150 machine words of arguments per learner and sentence.
     """
     K = feats.K
     eps = rule_params[F_EPS]
