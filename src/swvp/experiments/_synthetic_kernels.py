@@ -55,18 +55,30 @@ AVG_DEV, AVG_TEST, LAST_DEV, LAST_TEST = 0, 1, 2, 3
 @njit(**NJIT_NO_ALLOC)
 def _sum_rows(wf, ids, a, b, base0, width, L, skip, m, out):
     """out[j] = Σ_{q=a}^{b-1} wf[(base0 + ids[q]·width)·L + skip + j], j < m: each lane's sum from 0.0 in list
-    order, as ``model._kernels._gather_rows`` sums, one pass per feature.
+    order, as ``model._kernels._gather_rows`` sums.
 
     Each feature's block is read through a slice, so the index of the inner loop is provably non-negative: numba's
-    negative-index fix-up would otherwise make the vectorised loop gather element by element."""
-    if b == a:
+    negative-index fix-up would otherwise make the vectorised loop gather element by element. Lists of two and
+    three features (the HMM templates) are summed in one pass, the same additions in the same order."""
+    c = b - a
+    if c == 0:
         for j in range(m):
             out[j] = 0.0
         return
-    r = (base0 + ids[a] * width) * L + skip
-    row = wf[r:r + m]
+    r0 = wf[(base0 + ids[a] * width) * L + skip:][:m]
+    if c == 2:
+        r1 = wf[(base0 + ids[a + 1] * width) * L + skip:][:m]
+        for j in range(m):
+            out[j] = (0.0 + r0[j]) + r1[j]
+        return
+    if c == 3:
+        r1 = wf[(base0 + ids[a + 1] * width) * L + skip:][:m]
+        r2 = wf[(base0 + ids[a + 2] * width) * L + skip:][:m]
+        for j in range(m):
+            out[j] = ((0.0 + r0[j]) + r1[j]) + r2[j]
+        return
     for j in range(m):
-        out[j] = 0.0 + row[j]
+        out[j] = 0.0 + r0[j]
     for q in range(a + 1, b):
         r = (base0 + ids[q] * width) * L + skip
         row = wf[r:r + m]
