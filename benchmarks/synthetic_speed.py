@@ -1,5 +1,6 @@
-"""Wall time of the SWVP paper's Table 1 (``swvp experiment synthetic --jobs 2``) before and after the compiled
-experiment driver (issue 14 §2: target ≤ 45 s wall on 2 cores, numba cache warm), with the profile of both.
+"""Wall time of the SWVP paper's Table 1 (``swvp experiment synthetic --jobs 2``) before and after speed work on
+the compiled experiment driver (issue 14 §2, then issue 25: target ≤ 45 s wall on 2 cores, numba cache warm), with
+the profile of both.
 
 Run by hand (never by the tests):  .venv/bin/python benchmarks/synthetic_speed.py [--baseline COMMIT] [--repeats 2]
 
@@ -33,7 +34,8 @@ from pathlib import Path
 import _harness as H
 
 REPO = H.HERE.parent
-BASELINE = "84de86e"  # main when issue 14 §2 began: one Perceptron.train per learner, one engine call per epoch
+BASELINE = "2020e42"  # main when issue 25 began: the compiled driver calling the engine's update per learner
+# (issue 14 §2 measured against 84de86e: one Perceptron.train per learner, one engine call per epoch)
 
 PROFILE = r"""
 import cProfile, json, pstats, sys, time
