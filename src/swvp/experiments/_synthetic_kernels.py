@@ -4,13 +4,13 @@ One call trains every learner of a dataset — CSP and SWVP with single-position
 same per-epoch orders — and scores both weightings (averaged and last iterate) on dev and test. The learners share
 the per-epoch orders, so their weights are one (weight_size, L) table and each sentence is scored and Viterbi-decoded
 for all of them at once, in vector loops over learners (the lanes: :func:`_fill_lanes` and :func:`_viterbi_lanes`
-are ``fill_scores`` and ``viterbi1`` per lane, the same sums in the same order). Each learner's update on a
-mistake is the engine's (``engine.update_fixed``: Collins', or SWVP's over single positions) with the chain's
-mixing operations written out for a first-order chain (:func:`_update_lane`): the margins and weight changes are the
-same kernels (:func:`swvp.model._kernels.score_difference`, :func:`~swvp.model._kernels.add_delta`), I, S and γ the
-engine's (:func:`swvp.learn._swvp.choose_gamma`), the statistics :func:`swvp.learn.engine.tally`'s. Going through
-the structure contract instead cost half the run: each of its calls passes the chain's data and workspace tuples
-by value (some 200 machine words) and was made per position of every update. Averaging is lazy
+are ``fill_scores`` and ``viterbi1`` per lane, the same sums in the same order). Each learner's update on a mistake
+is the engine's (``engine.update_on`` with ``_swvp.fixed_update``: Collins', or SWVP's over single positions) with
+the chain's mixing operations written out for a first-order chain (:func:`_update_lane`): the margins and weight
+changes are the same kernels (:func:`swvp.model._kernels.score_difference`, :func:`~swvp.model._kernels.add_delta`),
+I, S and γ the engine's (:func:`swvp.learn._swvp.choose_gamma`), the statistics :func:`swvp.learn.engine.tally`'s.
+Going through the structure contract instead cost half the run: each of its calls passes the chain's data and
+workspace tuples by value (some 200 machine words) and was made per position of every update. Averaging is lazy
 (:func:`swvp.model._kernels.averaged_weights`) — so weights, statistics and accuracies are ``Perceptron.train``'s
 bit for bit (tests/experiments/test_synthetic_kernels.py compares them).
 """
@@ -194,7 +194,7 @@ def _averaged_lanes(W, U, c, out):
 @njit(inline="always", **NJIT_NO_ALLOC)
 def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params, stats, mix, sets, values):
     """One learner's update on sentence s0..s0+n−1 (gold y, prediction z ≠ y), as the engine makes it
-    (``engine.update_fixed`` on a first-order chain, single-position JJ): counted, its invalidity counted, then
+    (``engine.update_on`` on a first-order chain, single-position JJ): counted, its invalidity counted, then
     Collins' w += ΔΦ(x, y, z) or SWVP's Σ_{J∈S} γ_J ΔΦ(x, y, m^J) with the CSP back-off (``_swvp.fixed_update``).
 
     The chain's operations are written out for single positions of a first-order chain: m^{k} is y with z_k at

@@ -42,13 +42,12 @@ from swvp.learn._codes import (
     U_JJ,
     U_RULE,
 )
-from swvp.learn._swvp import apply_update, fixed_update
+from swvp.learn._swvp import apply_update
 from swvp.learn.ops import Accum, BeamSearch, Constraints, ExactSearch
 from swvp.learn.search import Beam, Exact
 from swvp.learn.selectors import select_step
 
-__all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "on_mistake", "tally", "train_epoch", "update_fixed",
-           "update_on"]
+__all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "on_mistake", "tally", "train_epoch", "update_on"]
 
 
 #: Everything the search of one example reads besides its score arrays: the structure, its workspace, the search
@@ -127,16 +126,6 @@ def _open_update(st, ws, sc, upd, stats, s, y, z, n):
     margin = ops.margin(st, ws, sc, y, z, n)
     if margin > upd.rule_params[F_EPS]:
         stats[STAT_INVALID] += 1
-    return margin
-
-
-@njit(**NJIT_NO_ALLOC)
-def update_fixed(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg):
-    """:func:`update_on` for the rules of :func:`~swvp.learn._swvp.fixed_rule`, compiled without reference counting
-    (the synthetic driver calls it per learner)."""
-    margin = _open_update(st, ws, sc, upd, stats, s, y, z, n)
-    fixed_update(st, ws, sc, upd, acc, cavg, s, y, z, n, stats, scratch.sets, scratch.values)
-    ops.end_update(st, ws, s, y, z, n)
     return margin
 
 
