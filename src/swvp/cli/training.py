@@ -84,7 +84,8 @@ def fit_and_save(estimator, args, fit_args: tuple, fit_kwargs: dict, *, epoch_li
     last = {}
 
     def on_epoch(es, result):
-        last["result"] = result
+        if args.checkpoint:  # only then read after fit: holding it longer keeps w and u alive through save
+            last["result"] = result
         bar.epoch_end(es)
         line = epoch_line(es)
         if line:

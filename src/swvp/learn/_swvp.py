@@ -121,7 +121,7 @@ def stable_order(key, m, order, tmp):
             order[i] = tmp[i]
 
 
-@njit(inline="always", **NJIT_NO_ALLOC)
+@njit(**NJIT_NO_ALLOC)
 def set_gamma(margins, m, scheme, beta, n_jj, wmr_n, ranks, eps, gamma, work, order):
     """SetGamma over a working set S of ``m`` margins (ALGORITHMS.md §1.3); writes ``gamma[:m]``.
 
@@ -343,7 +343,7 @@ def pa_gamma(G, margins, losses, m, gamma):
         gamma[j] = alpha[j] / total
 
 
-@njit(inline="always", **NJIT_NO_ALLOC)
+@njit(**NJIT_NO_ALLOC)
 def select_set(idx, marg, m_all, n_viol, rule_codes, rule_params, stats, s_idx, s_marg):
     """The working set S of ALGORITHMS.md §1.3-§1.4 from I (``idx[:m_all]``, ``marg[:m_all]``, |I^v| = n_viol).
 
@@ -377,7 +377,7 @@ def select_set(idx, marg, m_all, n_viol, rule_codes, rule_params, stats, s_idx, 
     return m, backoff, balanced
 
 
-@njit(inline="always", **NJIT_NO_ALLOC)
+@njit(**NJIT_NO_ALLOC)
 def check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma):
     """Condition (2) of a balanced update, counted and optionally enforced (§1.4), then condition (1) counted;
     returns whether the update backs off to CSP (enforcing (2) failed)."""

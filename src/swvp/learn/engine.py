@@ -117,7 +117,7 @@ def _search_space(st, search):
     return None
 
 
-@njit(inline="always", **NJIT_NO_ALLOC)
+@njit(**NJIT_NO_ALLOC)
 def _open_update(st, ws, sc, upd, stats, s, y, z, n):
     """An update's start: counted, the structure's set-up, and w·ΔΦ(x, y, z) before it (counted invalid when
     > eps, ALGORITHMS.md §2.4)."""
@@ -140,7 +140,7 @@ def update_on(st, ws, sc, upd, acc, stats, scratch, s, y, z, n, cavg):
     return margin
 
 
-@njit(inline="always", **NJIT_NO_ALLOC)
+@njit(**NJIT_NO_ALLOC)
 def tally(stats, n, wrong):
     """The statistics of one example's prediction: its tokens, the wrong ones, and whether it was a mistake."""
     stats[STAT_TOKENS] += n
