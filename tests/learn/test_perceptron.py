@@ -342,3 +342,23 @@ def test_dev_tracking_keeps_best_epoch():
     best = int(np.argmax(accs))
     assert res.best_epoch == best + 1
     assert np.array_equal(res.best_weights, snapshots[best])
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_best_weights_are_their_own_array(average):
+    """The best dev epoch's weights are kept as the array scored on dev (the averaged weights, a fresh array: no
+    second copy) or, without averaging, a copy of w: later epochs never change them."""
+    problem = noisy_problem(16, n_sent=20)
+    dev = noisy_problem(17, n_sent=10)
+    dev = SequenceProblem(dev.features, problem.n_labels, dev.labels)
+    snapshots = []
+
+    def keep(es, r):
+        snapshots.append(r.weights.averaged() if average else r.weights.w.copy())
+
+    res = Perceptron(update=Full(), epochs=5, stop_when_separated=False, average=average).train(
+        problem, dev=dev, on_epoch=keep)
+    best = int(np.argmax([h.dev_accuracy for h in res.history]))
+    assert res.best_weights is not res.weights.w and res.best_weights is not res.weights.u
+    assert not np.shares_memory(res.best_weights, res.weights.w)
+    assert np.array_equal(res.best_weights, snapshots[best])
