@@ -342,3 +342,62 @@ def test_dev_tracking_keeps_best_epoch():
     best = int(np.argmax(accs))
     assert res.best_epoch == best + 1
     assert np.array_equal(res.best_weights, snapshots[best])
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_best_weights_are_their_own_array(average):
+    """The best dev epoch's weights are kept as the array scored on dev (the averaged weights, a fresh array: no
+    second copy) or, without averaging, a copy of w: later epochs never change them."""
+    problem = noisy_problem(16, n_sent=20)
+    dev = noisy_problem(17, n_sent=10)
+    dev = SequenceProblem(dev.features, problem.n_labels, dev.labels)
+    snapshots = []
+
+    def keep(es, r):
+        snapshots.append(r.weights.averaged() if average else r.weights.w.copy())
+
+    res = Perceptron(update=Full(), epochs=5, stop_when_separated=False, average=average).train(
+        problem, dev=dev, on_epoch=keep)
+    best = int(np.argmax([h.dev_accuracy for h in res.history]))
+    assert res.best_weights is not res.weights.w and res.best_weights is not res.weights.u
+    assert not np.shares_memory(res.best_weights, res.weights.w)
+    assert np.array_equal(res.best_weights, snapshots[best])
+
+
+def test_parked_weights_come_back_bit_for_bit():
+    from swvp.learn.perceptron import _Parked
+
+    w = np.zeros(1 << 17)
+    w[[3, 70, 1000, 99999]] = [1.5, -0.0, np.nan, -2.25]
+    parked = _Parked.of(w)
+    assert parked is not None and parked.index.dtype == np.uint32 and parked.index.size == 4
+    assert parked.restore().tobytes() == w.tobytes()  # -0.0 and NaN included
+    assert _Parked.of(np.ones(1 << 17)) is None  # not sparse enough to halve: stays dense
+    assert _Parked.of(np.zeros(16)) is None  # too small to bother
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_parking_the_best_weights_changes_nothing(monkeypatch, average):
+    """With every weight vector parked (sparse) while an epoch is scored on dev, training gives the same history
+    and best weights as without parking, also when later epochs score worse than the best (the parked weights
+    are restored)."""
+    from swvp.learn.perceptron import _Parked
+
+    problem = noisy_problem(16, n_sent=20)
+    dev = noisy_problem(17, n_sent=10)
+    dev = SequenceProblem(dev.features, problem.n_labels, dev.labels)
+
+    def train():
+        return Perceptron(update=Full(), epochs=8, stop_when_separated=False, average=average).train(problem, dev=dev)
+
+    monkeypatch.setattr(_Parked, "MIN_SIZE", 1 << 40)
+    plain = train()
+    monkeypatch.setattr(_Parked, "MIN_SIZE", 0)
+    monkeypatch.setattr(_Parked, "of", classmethod(lambda cls, w: None if w is None else cls(
+        w.size, w.dtype, np.flatnonzero(w.view(np.uint64)), w[np.flatnonzero(w.view(np.uint64))])))
+    parked = train()
+    accs = [h.dev_accuracy for h in plain.history]
+    assert plain.best_epoch < len(accs)  # the epochs after the best restored the parked weights
+    assert accs == [h.dev_accuracy for h in parked.history]
+    assert plain.best_epoch == parked.best_epoch
+    assert plain.best_weights.tobytes() == parked.best_weights.tobytes()
