@@ -431,9 +431,9 @@ def check_conditions(m, balanced, rule_codes, rule_params, stats, s_marg, gamma)
     return backoff
 
 
-# select_set, set_gamma and check_conditions are inlined (numba IR) into choose_gamma, their one caller per update:
-# as calls they pass a dozen arrays by value each (the synthetic Table-1 driver, which makes 1.4 to 2.8 million SWVP
-# updates per dataset, spent ~8% of its time in them).
+# select_set, set_gamma and check_conditions stay calls: inlined (numba IR) into choose_gamma they saved the synthetic
+# Table-1 driver ~8% (each call passes a dozen arrays by value), but were compiled again into every structure's
+# update (cold compile of the engine's configurations +7%).
 @njit(**NJIT_NO_ALLOC)
 def choose_gamma(idx, marg, m_all, n_viol, n_jj, rule_codes, rule_params, stats, s_idx, s_marg, gamma, work,
                  order):
