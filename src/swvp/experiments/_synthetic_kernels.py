@@ -108,14 +108,14 @@ def _fill_lanes(wf, st, s0, n, L, E, T):
 
 
 @njit(**NJIT_NO_ALLOC)
-def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
+def _viterbi_lanes(E, T, n, K, L, delta, bp, Z):
     """First-order Viterbi of every lane (``viterbi1``'s sums and tie-breaking: the smallest label wins), labels of
     lane l into ``Z[l, :n]``.
 
     The running maximum over the previous label p lives in ``delta[i, y]`` and ``bp[i, y]`` themselves, p = 0
     taking the place of ``viterbi1``'s start from −inf (a value that is not above −inf leaves −inf and label 0) and
     the last p adding the emission: K passes over the lanes per (i, y) instead of K + 2, each pass a short vector
-    loop whose set-up costs as much as its body. ``best`` and ``arg`` are unused (kept for the callers)."""
+    loop whose set-up costs as much as its body."""
     for y in range(K):
         for ln in range(L):
             delta[0, y, ln] = E[0, y, ln] + T[0, K, y, ln]
@@ -169,7 +169,7 @@ def _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z):
 
 
 @njit(**NJIT)
-def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
+def _correct_lanes(st, wf, L, E, T, delta, bp, Z, right):
     """right[l] += tokens whose Viterbi label under lane l's weights equals the gold (``decode_corpus`` + compare)."""
     for s in range(st.offsets.shape[0] - 1):
         s0 = st.offsets[s]
@@ -177,7 +177,7 @@ def _correct_lanes(st, wf, L, E, T, delta, bp, best, arg, Z, right):
         if n == 0:
             continue
         _fill_lanes(wf, st, s0, n, L, E, T)
-        _viterbi_lanes(E, T, n, st.K, L, delta, bp, best, arg, Z)
+        _viterbi_lanes(E, T, n, st.K, L, delta, bp, Z)
         for ln in range(L):
             for i in range(n):
                 if Z[ln, i] == st.gold[s0 + i]:
@@ -249,7 +249,7 @@ def _update_lane(feats, acc, El, Tl, y, z, n, s0, cavg, rule_codes, rule_params,
 
 
 @njit(**NJIT_NO_ALLOC)
-def _epoch_lanes(train, feats, order, W, U, Wf, E, T, delta, bp, best, arg, Z, rule_codes, rule_params, stats_e,
+def _epoch_lanes(train, feats, order, W, U, Wf, E, T, delta, bp, Z, rule_codes, rule_params, stats_e,
                  active, c, mix, sets, values, log_idx, log_val, log_n):
     """One epoch of every active learner over the sentences in ``order``: score and decode each sentence for all
     learners at once, then each learner's statistics and, on a mistake, its update (``stats_e`` (L, N_STATS) this
@@ -266,7 +266,7 @@ def _epoch_lanes(train, feats, order, W, U, Wf, E, T, delta, bp, best, arg, Z, r
                 c[ln] += 1
             continue
         _fill_lanes(Wf, train, s0, n, L, E, T)
-        _viterbi_lanes(E, T, n, K, L, delta, bp, best, arg, Z)
+        _viterbi_lanes(E, T, n, K, L, delta, bp, Z)
         y = train.gold[s0:s0 + n]
         for ln in range(L):
             if not active[ln]:
@@ -312,8 +312,6 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
     T = np.empty((maxlen, K + 1, K, L), FLOAT)
     delta = np.empty((maxlen, K, L), FLOAT)
     bp = np.zeros((maxlen, K, L), INT)
-    best = np.empty(L, FLOAT)
-    arg = np.zeros(L, INT)
     Z = np.zeros((L, maxlen), INT)
     width = maxlen + 1  # the engine's scratch: SWVP's sets and γ over single positions, no prefixes (exact search)
     sets = np.zeros((4, width), INT)
@@ -328,7 +326,7 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
     right = np.zeros(L, INT)
     n_active = L
     for e in range(orders.shape[0]):
-        _epoch_lanes(train, feats, orders[e], W, U, Wf, E, T, delta, bp, best, arg, Z, rule_codes, rule_params,
+        _epoch_lanes(train, feats, orders[e], W, U, Wf, E, T, delta, bp, Z, rule_codes, rule_params,
                      stats[:, e], active, c, mix, sets, values, no_log, no_val, log_n)
         ran = active.copy()
         for ln in range(L):
@@ -337,7 +335,7 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
         if track_train:
             _averaged_lanes(W, U, c, A)
             right[:] = 0
-            _correct_lanes(train, Af, L, E, T, delta, bp, best, arg, Z, right)
+            _correct_lanes(train, Af, L, E, T, delta, bp, Z, right)
             for ln in range(L):
                 if ran[ln]:
                     train_correct[ln, e] = right[ln]
@@ -355,7 +353,7 @@ def train_and_score(train, dev, test, weight_size, rule_codes, rule_params, orde
     _averaged_lanes(W, U, c, A)
     for col, table, split in ((AVG_DEV, Af, dev), (AVG_TEST, Af, test), (LAST_DEV, Wf, dev), (LAST_TEST, Wf, test)):
         right[:] = 0
-        _correct_lanes(split, table, L, E, T, delta, bp, best, arg, Z, right)
+        _correct_lanes(split, table, L, E, T, delta, bp, Z, right)
         for ln in range(L):
             correct[ln, col] = right[ln]
 
