@@ -6,7 +6,9 @@ mixed assignments, constrained search, k-best lists; this structure type differs
 towards: its errors are counted on the states' labels, and its reference is found by forced decoding (the best
 state sequence whose labels are the gold labels, :func:`forced_viterbi`), or under beam search tracked by the gold
 beam B⁺ of reference-consistent prefixes (:mod:`swvp.problems._latent_beam`). Constraints allow labels, hence every
-state of an allowed label. The type is picked at compile time, so the plain chain's kernels hold none of this.
+state of an allowed label. The type is picked at compile time, so the plain chain's kernels hold none of this; the
+latent chain holds the chain over its states as a ``ChainData`` and runs the chain's operations on it
+(:func:`on_states`), so both share those compiled operations.
 """
 
 from __future__ import annotations
@@ -24,30 +26,40 @@ from swvp.learn import ops
 from swvp.problems import _chain_ops as chain
 from swvp.problems._latent_beam import gold_backtrack, gold_beam_space, latent_beam_search_into
 
-#: A latent chain as kernels see it: the chain's fields (``K`` = the number of states; gold labels, not states),
-#: each state's label and each label's number of states.
-LatentChainData = namedtuple("LatentChainData", [*chain.ChainData._fields, "state_label", "label_n_states"])
+#: A latent chain as kernels see it: the chain over its states (a ``ChainData``, ``K`` = the number of states; gold
+#: labels, not states), each state's label and each label's number of states.
+LatentChainData = namedtuple("LatentChainData", ["chain", "state_label", "label_n_states"])
 
 #: What beam search adds: the chain's buffers and the gold beam B⁺ (:mod:`swvp.problems._latent_beam`).
 LatentBeam = namedtuple("LatentBeam", ["width", "trace", "work", "gold"])
 
 
+def on_states(stub):
+    """The chain's implementation of ``stub`` run on the chain over the states: compiled once for the chain's type,
+    so a plain chain and a latent chain share it (numba specialises each implementation per structure type)."""
+    def forward(st, *args):
+        return stub(st.chain, *args)
+    return forward
+
+
 def workspace(st, jj_width):
-    return chain.chain_workspace(st.maxlen, st.K, st.order, True)
+    c = st.chain
+    return chain.chain_workspace(c.maxlen, c.K, c.order, True)
 
 
 def beam_space(st, beam_size):
-    width = beam_width(st.K, st.order, beam_size)
-    return LatentBeam(width, new_trace(st.maxlen, width), beam_workspace(st.K, st.order, width),
-                      gold_beam_space(st.K, st.order, st.maxlen, width))
+    c = st.chain
+    width = beam_width(c.K, c.order, beam_size)
+    return LatentBeam(width, new_trace(c.maxlen, width), beam_workspace(c.K, c.order, width),
+                      gold_beam_space(c.K, c.order, c.maxlen, width))
 
 
 def count_errors(st, ws, s, z, n):
     """Tokens whose state's label differs from the gold label."""
-    s0 = st.offsets[s]
+    s0 = st.chain.offsets[s]
     wrong = 0
     for i in range(n):
-        if st.state_label[z[i]] != st.gold[s0 + i]:
+        if st.state_label[z[i]] != st.chain.gold[s0 + i]:
             wrong += 1
     return wrong
 
@@ -55,28 +67,34 @@ def count_errors(st, ws, s, z, n):
 def reference(st, ws, sc, s, z, n):
     """Forced decoding: the best state sequence carrying the gold labels (False: a gold label no state carries;
     the example is skipped)."""
-    s0 = st.offsets[s]
-    for i in range(n):
-        if st.label_n_states[st.gold[s0 + i]] == 0:
-            return False, ws.forced[:n]
-    if st.order == 1:
+    ok, gold = gold_labels(st.chain, st.label_n_states, s, n)
+    if not ok:
+        return False, ws.forced[:n]
+    if st.chain.order == 1:
         T = sc.Tb if sc.shared else sc.Tc
-        forced_viterbi_sparse(sc.E, T, n, st.state_label, st.gold[s0:s0 + n], ws.forced, ws.delta[:, 0, :],
-                              ws.bp[:, 0, :], ws.bp[:, 1, :])
+        forced_viterbi_sparse(sc.E, T, n, st.state_label, gold, ws.forced, ws.delta[:, 0, :], ws.bp[:, 0, :],
+                              ws.bp[:, 1, :])
     else:
         T2 = sc.Tb2 if sc.shared else sc.Tc2
-        forced_viterbi2(sc.E, T2, n, st.state_label, st.gold[s0:s0 + n], ws.E_forced, ws.forced, ws.delta, ws.bp)
+        forced_viterbi2(sc.E, T2, n, st.state_label, gold, ws.E_forced, ws.forced, ws.delta, ws.bp)
     return True, ws.forced[:n]
 
 
 def beam_reference(st, ws, sc, s, z, n):
     """What beam search tracks: the reference labels, which the gold beam B⁺ follows (False when a gold label no
     state carries: the example is skipped)."""
-    s0 = st.offsets[s]
+    return gold_labels(st.chain, st.label_n_states, s, n)
+
+
+@njit(**NJIT)
+def gold_labels(states, label_n_states, s, n):
+    """Example s's gold labels, and whether every one of them is carried by a state (else it cannot be reached)."""
+    s0 = states.offsets[s]
+    gold = states.gold[s0:s0 + n]
     for i in range(n):
-        if st.label_n_states[st.gold[s0 + i]] == 0:
-            return False, st.gold[s0:s0 + n]
-    return True, st.gold[s0:s0 + n]
+        if label_n_states[gold[i]] == 0:
+            return False, gold
+    return True, gold
 
 
 def beam_gold(st, bs, y, i, out):
@@ -90,11 +108,12 @@ def beam_search(st, bs, sc, n, y, track_gold, start):
     (:func:`~swvp.problems._latent_beam.latent_beam_search_into`; no LaSO restarts)."""
     T = sc.Tb if sc.shared else sc.Tc
     T2 = sc.Tb2 if sc.shared else sc.Tc2
+    c = st.chain
     if track_gold:
-        latent_beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, st.state_label, y, bs.trace, bs.work,
+        latent_beam_search_into(sc.E, T, T2, c.order, n, c.K, bs.width, st.state_label, y, bs.trace, bs.work,
                                 bs.gold)
     else:
-        beam_search_into(sc.E, T, T2, st.order, n, st.K, bs.width, y, False, start, bs.trace, bs.work)
+        beam_search_into(sc.E, T, T2, c.order, n, c.K, bs.width, y, False, start, bs.trace, bs.work)
     return bs.trace
 
 
@@ -164,7 +183,7 @@ def forced_viterbi2(E, T2, n, state_label, gold, E_forced, out, delta, bp):
 
 #: The chain's operations over states, but for k-best lists and constraints, which are about labels (the k best
 #: state sequences are not the k best label sequences, and constraints name labels, not states): refused.
-LATENT_OPS = {**{stub: impl for stub, impl in chain.CHAIN_OPS.items() if stub not in (ops.kbest, ops.constrain)},
+LATENT_OPS = {**{stub: on_states(stub) for stub in chain.CHAIN_OPS if stub not in (ops.kbest, ops.constrain)},
               ops.workspace: workspace, ops.count_errors: count_errors, ops.reference: reference,
               ops.beam_reference: beam_reference, ops.beam_gold: beam_gold, ops.beam_space: beam_space,
               ops.beam_search: beam_search}

@@ -24,6 +24,7 @@ from swvp.features.sequence import SequenceFeatures
 from swvp.learn.search import Beam, Exact
 from swvp.model.layout import SequenceLayout
 from swvp.model.weights import WeightTable
+from swvp.problems._chain_ops import ChainData
 from swvp.problems._latent_ops import LatentChainData, forced_viterbi, forced_viterbi2  # noqa: F401 — re-exported
 from swvp.problems.chain import ChainProblem, SequenceProblem, _max_len, checked_labels
 
@@ -69,8 +70,9 @@ class LatentSequenceProblem(ChainProblem):
     def structure(self, for_training: bool = False) -> LatentChainData:
         f = self.features
         gold = self.labels if self.labels is not None else np.zeros(0, INT)
-        return LatentChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, self.order,
-                               self.layout.toff, _max_len(f.offsets), self.state_label, self.label_n_states)
+        states = ChainData(f.fptr, f.fids, f.tptr, f.tids, f.offsets, gold, self.n_states, self.order,
+                           self.layout.toff, _max_len(f.offsets))
+        return LatentChainData(states, self.state_label, self.label_n_states)
 
     def decode_states(self, w: np.ndarray, search: Exact | Beam | None = None) -> np.ndarray:
         """The best latent state of every token: exact Viterbi over the states, or the top of ``search``'s beam."""
