@@ -145,7 +145,6 @@ def _epoch_line(args):
 
 
 def cmd_train_parser(args) -> int:
-    from swvp.data.conllu import read_conllu
     from swvp.tasks.graph_parser import GraphDependencyParser
     from swvp.tasks.transition_parser import TransitionDependencyParser
 
@@ -161,9 +160,9 @@ def cmd_train_parser(args) -> int:
         apply_resume(args, cls, option)
     check_train_arguments(args)
     parser = _make_parser(args)
-    train = read_conllu(args.train)
-    dev = read_conllu(args.dev) if args.dev else None
-    status = fit_and_save(parser, args, (train,), {"dev": dev}, epoch_line=_epoch_line(args))
+    # the paths, not read corpora: the parser keeps only the features it extracts, and the sentences are freed
+    # before training (the transition parser's peak memory)
+    status = fit_and_save(parser, args, (args.train,), {"dev": args.dev or None}, epoch_line=_epoch_line(args))
     if status == NOTHING:
         return report_interrupted(parser, args, saved=False)
     completed = status == COMPLETED

@@ -108,6 +108,20 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         ``resume``: a checkpoint to continue (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
         """
         self._validate()
+        # Only the features outlive this call: the sentences (~150 MB of objects for EWT train and dev) are freed
+        # before the weight vectors are allocated.
+        problem, dev_problem = self._training_problems(X, dev)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
+        learner = self._learner()
+        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
+        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
+        self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
+        return self
+
+    def _training_problems(self, X, dev) -> tuple[TransitionProblem, TransitionProblem | None]:
+        """The training problem of gold trees ``X`` (the feature vocabulary fitted on them) and the dev problem."""
         sents, source = P.sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
@@ -130,14 +144,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
             P.gold_heads(dsents, dsource)
             P.check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = TransitionProblem(self.features_.transform(dsents), model, dp=self.dp)
-        self._data_digest = problem_digest(problem, dev_problem)
-        state = self._resume(resume, self._data_digest, problem.weight_size)
-        learner = self._learner()
-        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
-        self._finish(result)
-        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
-        return self
+        return problem, dev_problem
 
     def _model(self) -> TransitionLayout:
         return TransitionLayout.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
