@@ -15,7 +15,7 @@ from swvp.exceptions import DataError
 from swvp.features.arc import sentence_column
 from swvp.metrics import attachment_scores
 from swvp.tasks._inputs import check_columns, check_scored, sentence_list, token_sentences
-from swvp.tasks.base import dev_score
+from swvp.tasks.base import dev_score, problem_digest
 
 PUNCT = "PUNCT"
 
@@ -180,6 +180,19 @@ class BestEpochWeights:
     """The parsers' fitted state from a (possibly partial) training result (``fit``, and ``swvp train --checkpoint``
     after every epoch): the best dev epoch's weights when ``select_epoch`` and dev data gave them, else the last
     epoch's (averaged if the learner averages)."""
+
+    def _train(self, X, dev, on_epoch, on_progress, resume):
+        """``fit``'s training: the learner on the problems that the parser's ``_training_problems(X, dev)`` builds.
+        Only their features outlive that call: the sentences (~150 MB of objects for EWT train and dev) are freed
+        before the weight vectors are allocated."""
+        problem, dev_problem = self._training_problems(X, dev)
+        self._data_digest = problem_digest(problem, dev_problem)
+        state = self._resume(resume, self._data_digest, problem.weight_size)
+        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
+        result = self._learner().train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
+        self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
+        return self
 
     def _finish(self, result) -> None:
         self.history_ = [e.as_dict() for e in result.history]

@@ -37,7 +37,7 @@ from swvp.tasks._parsing import (
     unflatten,
     with_tags,
 )
-from swvp.tasks.base import Estimator, checked_labels, learner_from_settings, problem_digest
+from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_TREE
 
 MODEL_KIND = "graph-parser"
@@ -104,6 +104,11 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
         """
         self._validate()
+        return self._train(X, dev, on_epoch, on_progress, resume)
+
+    def _training_problems(self, X, dev) -> tuple[TreeProblem, TreeProblem | None]:
+        """The training problem of gold trees ``X`` (features fitted on them; the labeller trained on them, first,
+        so that every checkpoint holds it) and the dev problem."""
         sents, source = sentences_of(X)
         if not sents:
             raise ValueError("fit needs at least one sentence")
@@ -118,19 +123,11 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
             dsents, dsource = sentences_of(dev)
             check_tag_column(dsents, self.tags, dsource, training=True)
             dev_problem = self._problem(self.features_.transform(dsents), gold_heads(dsents, dsource))
-        # The labeller learns from gold trees only: trained first, so that every checkpoint holds it.
         self.labels_ = None
         self.label_coef_ = None
         if self.labeller:
             self._fit_labeller(sents, data, heads, source)
-        self._data_digest = problem_digest(problem, dev_problem)
-        state = self._resume(resume, self._data_digest, problem.weight_size)
-        learner = self._learner()
-        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
-        self._finish(result)
-        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
-        return self
+        return problem, dev_problem
 
     def _finish(self, result: TrainResult) -> None:
         super()._finish(result)

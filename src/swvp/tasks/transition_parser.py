@@ -28,7 +28,7 @@ from swvp.learn.search import Beam
 from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
 from swvp.tasks import _parsing as P
-from swvp.tasks.base import Estimator, checked_labels, problem_digest
+from swvp.tasks.base import Estimator, checked_labels
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NBest, check_k, fixed_heads, head_constraints, infeasible, kbest_lists
 from swvp.transition.arc_standard import gold_actions
 
@@ -108,17 +108,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         ``resume``: a checkpoint to continue (as :meth:`SequenceTagger.fit <swvp.tasks.tagger.SequenceTagger.fit>`).
         """
         self._validate()
-        # Only the features outlive this call: the sentences (~150 MB of objects for EWT train and dev) are freed
-        # before the weight vectors are allocated.
-        problem, dev_problem = self._training_problems(X, dev)
-        self._data_digest = problem_digest(problem, dev_problem)
-        state = self._resume(resume, self._data_digest, problem.weight_size)
-        learner = self._learner()
-        kwargs = {"on_progress": on_progress} if on_progress is not None else {}
-        result = learner.train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
-        self._finish(result)
-        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
-        return self
+        return self._train(X, dev, on_epoch, on_progress, resume)
 
     def _training_problems(self, X, dev) -> tuple[TransitionProblem, TransitionProblem | None]:
         """The training problem of gold trees ``X`` (the feature vocabulary fitted on them) and the dev problem."""
