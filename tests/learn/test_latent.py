@@ -199,3 +199,15 @@ def test_parameter_mixing_runs_latent_problems():
     two = Perceptron(**kw, mixing=ParameterMixing(shards=2)).train(problem)
     assert [sum(h.shard_mistakes) for h in two.history] == [h.mistakes for h in two.history]
     assert two.history[0].updates > 0 and not np.array_equal(two.weights.w, plain.weights.w)
+
+
+def test_problem_digest_covers_the_chain_over_the_states():
+    """The resume check's data digest reads the latent chain's nested chain (features, offsets, gold labels), in the
+    order of the flat layout it had before the chain was nested (so older checkpoints still match)."""
+    from swvp.tasks.base import data_digest, problem_digest
+
+    a, b = latent_problem(1), latent_problem(2)
+    assert problem_digest(a) != problem_digest(b)
+    st = a.structure()
+    flat = [x for x in (*st.chain, st.state_label, st.label_n_states) if isinstance(x, np.ndarray)]
+    assert problem_digest(a) == data_digest(*flat)

@@ -127,11 +127,20 @@ def data_digest(*arrays) -> str:
 
 
 def problem_digest(*problems) -> str:
-    """:func:`data_digest` of the arrays of problems' compiled data (None: no problem, e.g. no dev set)."""
+    """:func:`data_digest` of the arrays of problems' compiled data, nested tuples included in order (a latent
+    chain holds its chain's; None: no problem, e.g. no dev set)."""
     arrays = []
     for p in problems:
-        arrays += [None] if p is None else [x for x in p.structure() if isinstance(x, np.ndarray)]
+        arrays += [None] if p is None else list(_arrays_of(p.structure()))
     return data_digest(*arrays)
+
+
+def _arrays_of(data: tuple):
+    for x in data:
+        if isinstance(x, np.ndarray):
+            yield x
+        elif isinstance(x, tuple):
+            yield from _arrays_of(x)
 
 
 #: learner parameters a resumed run may change: they do not change the weights (the epochs only extend the run)
