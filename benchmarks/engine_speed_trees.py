@@ -8,8 +8,8 @@ compiles) as JSON lines, and appends them to ``--out``.
 
     python benchmarks/engine_speed_trees.py --beam 4 OLD_TREE NEW_TREE [...] [--out results/F.jsonl]
 
-``--beam 0``: exact search (averaged CSP). The trees must have ``swvp.problems.chain.SequenceProblem`` (the
-structure contract and later).
+``--beam 0``: exact search (averaged CSP). The trees must have ``swvp.problems.chain.SequenceProblem`` (ea2f4ad
+and later).
 """
 
 from __future__ import annotations

@@ -183,8 +183,8 @@ class BestEpochWeights:
 
     def _train(self, X, dev, on_epoch, on_progress, resume):
         """``fit``'s training: the learner on the problems that the parser's ``_training_problems(X, dev)`` builds.
-        Only their features outlive that call: the sentences (~150 MB of objects for EWT train and dev) are freed
-        before the weight vectors are allocated."""
+        Only their features outlive that call: when X and dev are paths (as ``swvp train parser`` passes them), the
+        sentences (~150 MB of objects for EWT train and dev) are freed before the weight vectors are allocated."""
         problem, dev_problem = self._training_problems(X, dev)
         self._data_digest = problem_digest(problem, dev_problem)
         state = self._resume(resume, self._data_digest, problem.weight_size)
