@@ -25,21 +25,28 @@ def before(score, a, b):
     return score[a] > score[b] or (score[a] == score[b] and a < b)
 
 
+@njit(inline="always", **NJIT_NO_ALLOC)
+def above(score, a, b, worst_at_root):
+    """Whether item a belongs above item b in a heap: it ranks before b, or after it in a heap whose root is its
+    worst item."""
+    return before(score, b, a) if worst_at_root else before(score, a, b)
+
+
 @njit(**NJIT_NO_ALLOC)
-def sift_down(heap, c, h, score):
-    """Restore the heap order below slot c of ``heap[:h]`` (the best item at the root)."""
+def sift_down(heap, c, h, score, worst_at_root):
+    """Restore the heap order below slot c of ``heap[:h]`` (the best item at the root, or the worst)."""
     while True:
-        best = 2 * c + 1
-        if best >= h:
+        top = 2 * c + 1
+        if top >= h:
             return
-        r = best + 1
-        if r < h and before(score, heap[r], heap[best]):
-            best = r
-        if before(score, heap[best], heap[c]):
+        r = top + 1
+        if r < h and above(score, heap[r], heap[top], worst_at_root):
+            top = r
+        if above(score, heap[top], heap[c], worst_at_root):
             t = heap[c]
-            heap[c] = heap[best]
-            heap[best] = t
-            c = best
+            heap[c] = heap[top]
+            heap[top] = t
+            c = top
         else:
             return
 
@@ -48,7 +55,7 @@ def sift_down(heap, c, h, score):
 def heapify(heap, h, score):
     """Make ``heap[:h]`` a heap (bottom-up, O(h))."""
     for c in range(h // 2 - 1, -1, -1):
-        sift_down(heap, c, h, score)
+        sift_down(heap, c, h, score, False)
 
 
 @njit(**NJIT_NO_ALLOC)
@@ -59,7 +66,7 @@ def pop(heap, h, score):
     h -= 1
     heap[0] = heap[h]
     heap[h] = top
-    sift_down(heap, 0, h, score)
+    sift_down(heap, 0, h, score, False)
     return top
 
 
@@ -79,25 +86,6 @@ def sift_up_worst(heap, c, score):
 
 
 @njit(**NJIT_NO_ALLOC)
-def sift_down_worst(heap, c, h, score):
-    """Restore the order below slot c of ``heap[:h]`` whose root is its worst item."""
-    while True:
-        worst = 2 * c + 1
-        if worst >= h:
-            return
-        r = worst + 1
-        if r < h and before(score, heap[worst], heap[r]):
-            worst = r
-        if before(score, heap[c], heap[worst]):
-            t = heap[c]
-            heap[c] = heap[worst]
-            heap[worst] = t
-            c = worst
-        else:
-            return
-
-
-@njit(**NJIT_NO_ALLOC)
 def keep_best(items, M, width, heap, score):
     """The best ``width`` of ``items[:M]`` into ``heap``, best first; returns how many were kept. O(M log width):
     a heap of the kept items with the worst at the root, then heap-sorted."""
@@ -110,10 +98,10 @@ def keep_best(items, M, width, heap, score):
             h += 1
         elif before(score, a, heap[0]):
             heap[0] = a
-            sift_down_worst(heap, 0, width, score)
+            sift_down(heap, 0, width, score, True)
     for t in range(h - 1, 0, -1):
         a = heap[0]
         heap[0] = heap[t]
         heap[t] = a
-        sift_down_worst(heap, 0, t, score)
+        sift_down(heap, 0, t, score, True)
     return h
