@@ -44,7 +44,7 @@ Feats = namedtuple("Feats", ["fptr", "fids", "tptr", "tids", "K", "order", "toff
 
 #: ``add_delta`` and ``choose_gamma`` themselves (the same Python functions), inlined into the per-learner update at
 #: numba's IR level: called per member of S (add_delta, with the averaging state and the feature lists by value) and
-#: per update (choose_gamma, whose own steps _swvp inlines), the calls cost ~13% and ~8% of the run.
+#: per update (choose_gamma), the calls cost ~13% and ~8% of the run.
 _add_delta = njit(inline="always", **NJIT_NO_ALLOC)(add_delta.py_func)
 _choose_gamma = njit(inline="always", **NJIT_NO_ALLOC)(choose_gamma.py_func)
 

@@ -32,6 +32,14 @@ def above(score, a, b, worst_at_root):
     return before(score, b, a) if worst_at_root else before(score, a, b)
 
 
+@njit(inline="always", **NJIT_NO_ALLOC)
+def swap(heap, i, j):
+    """Exchange the items in slots i and j."""
+    t = heap[i]
+    heap[i] = heap[j]
+    heap[j] = t
+
+
 @njit(**NJIT_NO_ALLOC)
 def sift_down(heap, c, h, score, worst_at_root):
     """Restore the heap order below slot c of ``heap[:h]`` (the best item at the root, or the worst)."""
@@ -43,9 +51,7 @@ def sift_down(heap, c, h, score, worst_at_root):
         if r < h and above(score, heap[r], heap[top], worst_at_root):
             top = r
         if above(score, heap[top], heap[c], worst_at_root):
-            t = heap[c]
-            heap[c] = heap[top]
-            heap[top] = t
+            swap(heap, c, top)
             c = top
         else:
             return
@@ -63,10 +69,8 @@ def pop(heap, h, score):
     """Take the best item of ``heap[:h]``: it moves to slot h − 1 and the heap shrinks to ``heap[:h−1]``;
     returns the item."""
     top = heap[0]
-    h -= 1
-    heap[0] = heap[h]
-    heap[h] = top
-    sift_down(heap, 0, h, score, False)
+    swap(heap, 0, h - 1)
+    sift_down(heap, 0, h - 1, score, False)
     return top
 
 
@@ -77,9 +81,7 @@ def sift_up_worst(heap, c, score):
     while c > 0:
         par = (c - 1) // 2
         if before(score, heap[par], heap[c]):
-            t = heap[par]
-            heap[par] = heap[c]
-            heap[c] = t
+            swap(heap, par, c)
             c = par
         else:
             return
@@ -99,9 +101,7 @@ def keep_best(items, M, width, heap, score):
         elif before(score, a, heap[0]):
             heap[0] = a
             sift_down(heap, 0, width, score, True)
-    for t in range(h - 1, 0, -1):
-        a = heap[0]
-        heap[0] = heap[t]
-        heap[t] = a
+    for t in range(h - 1, 0, -1):  # heap sort: the worst kept item to the last slot, and so on
+        swap(heap, 0, t)
         sift_down(heap, 0, t, score, True)
     return h
