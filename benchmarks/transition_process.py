@@ -6,6 +6,7 @@ Run by hand (never by the tests)::
     git archive <before-commit> src | tar -x -C /tmp/before
     .venv/bin/python benchmarks/transition_process.py --before /tmp/before/src --after src \\
         [--epochs 3] [--rounds 1] [--predict-rounds 3] [--out benchmarks/results/parsing_transition_process]
+        [--model MODEL]  [--after-threads N]   # predict only, with one model; the after tree on N threads
 
 Every measurement is a fresh process with the tree first on ``PYTHONPATH`` (numba cache warm: run once before).
 
@@ -47,7 +48,12 @@ model = load(sys.argv[1])
 mark("load")
 corpus = read_conllu(sys.argv[2])
 mark("read")
-heads, rels = model.parse(corpus)
+if int(sys.argv[4]) > 1:
+    from swvp.learn.threads import decoding_threads
+    with decoding_threads(int(sys.argv[4])):
+        heads, rels = model.parse(corpus)
+else:
+    heads, rels = model.parse(corpus)
 mark("parse")
 write_conllu(corpus, sys.argv[3], heads=heads, deprels=rels)
 mark("write")
@@ -108,12 +114,14 @@ def train(src: str, model: str, data: str, epochs: int) -> dict:
     return r
 
 
-def predict(src: str, model: str, data: str, out: str) -> dict:
-    r = timed([sys.executable, "-c", ENTRY, "predict", "--model", model, f"{data}/test.conllu.xz", "-o", out], src)
+def predict(src: str, model: str, data: str, out: str, threads: int = 1) -> dict:
+    more = ["--threads", str(threads)] if threads > 1 else []
+    r = timed([sys.executable, "-c", ENTRY, "predict", "--model", model, f"{data}/test.conllu.xz", "-o", out, *more],
+              src)
     del r["stdout"], r["stderr"]
     with open(out, "rb") as f:
         r["output_sha256"] = hashlib.sha256(f.read()).hexdigest()
-    phases = python(["-c", PHASES, model, f"{data}/test.conllu.xz", out + ".phases"], src)
+    phases = python(["-c", PHASES, model, f"{data}/test.conllu.xz", out + ".phases", str(threads)], src)
     r["phases"] = json.loads(phases.split("PHASES", 1)[1])
     r["words_per_wall_s"] = r["phases"]["words"] / r["wall"]
     r["words_per_cpu_s"] = r["phases"]["words"] / r["cpu"]
@@ -136,6 +144,10 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=1, help="interleaved training rounds")
     ap.add_argument("--predict-rounds", type=int, default=3)
+    ap.add_argument("--model", help="predict with this model in both trees (no training: the predict rounds and the "
+                                    "accuracy only)")
+    ap.add_argument("--after-threads", type=int, default=1,
+                    help="the after tree predicts with --threads N (the before tree with one thread)")
     ap.add_argument("--workdir", default=tempfile.gettempdir())
     ap.add_argument("--out", default="benchmarks/results/parsing_transition_process")
     a = ap.parse_args()
@@ -143,11 +155,13 @@ def main() -> int:
 
     data = os.path.dirname(str(data_path(f"{DATA}/train.conllu.xz")))
     trees = {"before": a.before, "after": a.after}
-    res = {"command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    res = {"command": " ".join(sys.argv), "predict_threads": {"before": 1, "after": a.after_threads},
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "load_before": loadavg(), "epochs": a.epochs, "train": {k: [] for k in trees},
            "predict": {k: [] for k in trees}}
-    models = {k: os.path.join(a.workdir, f"transition_process_{k}.npz") for k in trees}
-    for r in range(a.rounds):
+    models = {k: a.model or os.path.join(a.workdir, f"transition_process_{k}.npz") for k in trees}
+    threads = {"before": 1, "after": a.after_threads}
+    for r in range(0 if a.model else a.rounds):
         for name, src in trees.items():
             t = train(src, models[name], data, a.epochs)
             t["load"] = loadavg()
@@ -156,7 +170,8 @@ def main() -> int:
                   f"{t['epoch_seconds']}, peak RSS {t['maxrss_mb']:.0f} MB, digest {t['digest'][:16]}", flush=True)
     for r in range(a.predict_rounds):
         for name, src in trees.items():
-            p = predict(src, models[name], data, os.path.join(a.workdir, f"transition_process_{name}.conllu"))
+            p = predict(src, models[name], data, os.path.join(a.workdir, f"transition_process_{name}.conllu"),
+                        threads[name])
             p["load"] = loadavg()
             res["predict"][name].append(p)
             ph = p["phases"]
@@ -170,7 +185,7 @@ def main() -> int:
         return min(row[key] for row in rows)
 
     summary = {}
-    for key in ("wall_per_epoch", "cpu_per_epoch", "maxrss_mb"):
+    for key in ("wall_per_epoch", "cpu_per_epoch", "maxrss_mb") if not a.model else ():
         b, f = best(res["train"]["before"], key), best(res["train"]["after"], key)
         summary[f"train_{key}"] = {"before": b, "after": f, "ratio": f / b}
     for key in ("wall", "cpu", "maxrss_mb"):
@@ -179,7 +194,8 @@ def main() -> int:
     words = res["predict"]["before"][0]["phases"]["words"]
     summary["predict_words_per_wall_s"] = {k: words / best(res["predict"][k], "wall") for k in trees}
     summary["predict_words_per_cpu_s"] = {k: words / best(res["predict"][k], "cpu") for k in trees}
-    summary["train_digest_equal"] = len({t["digest"] for k in trees for t in res["train"][k]}) == 1
+    if not a.model:
+        summary["train_digest_equal"] = len({t["digest"] for k in trees for t in res["train"][k]}) == 1
     summary["predict_output_equal"] = len({p["output_sha256"] for k in trees for p in res["predict"][k]}) == 1
     summary["accuracy_delta"] = {split: {m: res["accuracy"]["after"][split].get(m, float("nan"))
                                          - res["accuracy"]["before"][split].get(m, float("nan"))

@@ -17,6 +17,9 @@ _EXPORTS = {
     "Beam": "swvp.learn.search",
     "DataError": "swvp.exceptions",
     "Exact": "swvp.learn.search",
+    "decoding_threads": "swvp.learn.threads",
+    "get_decoding_threads": "swvp.learn.threads",
+    "set_decoding_threads": "swvp.learn.threads",
     "Full": "swvp.learn.updates",
     "GraphDependencyParser": "swvp.tasks.graph_parser",
     "Lemmatizer": "swvp.tasks.lemmatizer",
@@ -54,6 +57,9 @@ __all__ = [
     "TransitionDependencyParser",
     "WeightedViolations",
     "__version__",
+    "decoding_threads",
+    "get_decoding_threads",
+    "set_decoding_threads",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from __getattr__
@@ -61,6 +67,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from swvp.learn.mixing import ParameterMixing
     from swvp.learn.perceptron import Perceptron
     from swvp.learn.search import Beam, Exact, Greedy
+    from swvp.learn.threads import decoding_threads, get_decoding_threads, set_decoding_threads
     from swvp.learn.updates import Full, WeightedViolations
     from swvp.tasks.graph_parser import GraphDependencyParser
     from swvp.tasks.lemmatizer import Lemmatizer

@@ -122,6 +122,8 @@ def test_evaluate_takes_model_or_system(files, capsys):
         assert capsys.readouterr().err.endswith(f"swvp evaluate: error: {msg}\n")
     assert main(["evaluate", "--system", str(paths["gold"]), "--tagger", "t.npz", str(paths["gold"])]) == 2
     assert capsys.readouterr().err == "swvp: error: evaluate: --tagger applies to --model only, not to --system\n"
+    assert main(["evaluate", "--system", str(paths["gold"]), "--threads", "2", str(paths["gold"])]) == 2
+    assert capsys.readouterr().err == "swvp: error: evaluate: --threads applies to --model only, not to --system\n"
 
 
 def test_evaluate_system_errors(files, capsys):

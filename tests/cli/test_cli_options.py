@@ -24,8 +24,10 @@ SPEC = {
     ("predict", ("--constraints", "CONSTRAINTS")): {"sequence-tagger", "graph-parser", "transition-parser"},
     ("predict", ("--voted",)): {"sequence-tagger", "graph-parser"},
     ("predict", ("-o", "OUT")): set(KINDS),
+    ("predict", ("--threads", "2")): set(KINDS),
     ("evaluate", ("--format", "conllu")): {"sequence-tagger", "reranker:sequence-tagger"},
     ("evaluate", ("--json",)): set(KINDS),
+    ("evaluate", ("--threads", "2")): set(KINDS),
     ("evaluate", ("--tagger", "TAGGER")): PARSERS,
     ("evaluate", ("--allow-unknown-labels",)): set(KINDS) - DOCUMENT,
     ("evaluate", ("--gold-tokens",)): {"pipeline"},
@@ -34,6 +36,7 @@ SPEC = {
     ("parse", ("--input", "conllu")): {"pipeline", "morphological-tagger", "lemmatizer"},
     ("parse", ("--input", "tokenized")): {"pipeline", "morphological-tagger", "lemmatizer"},
     ("parse", ("-o", "OUT")): DOCUMENT,  # with an --input the kind reads
+    ("parse", ("--threads", "2")): DOCUMENT,
 }
 
 

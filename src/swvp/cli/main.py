@@ -9,6 +9,7 @@ import sys
 
 from swvp.cli.options import HelpFormatter, bounded_int, given, parsers, positive_int
 from swvp.exceptions import ClusterError, SwvpError
+from swvp.learn.threads import decoding_threads
 
 #: exit statuses (README "Exit status"): usage and input errors, runtime failures, Ctrl-C
 EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
@@ -23,6 +24,11 @@ def _ints(text: str) -> tuple[int, ...]:
 
 def _floats(text: str) -> tuple[float, ...]:
     return tuple(float(t) for t in text.split(",") if t.strip())
+
+
+def _threads_option(p) -> None:
+    p.add_argument("--threads", type=positive_int, default=1, metavar="N",
+                   help="decode the sentences on N threads (the output is the same for any N)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--input", choices=pipeline.INPUTS, default="raw",
                      help="raw text (default); conllu: keep its sentences and tokens; tokenized: one sentence per "
                           "line, tokens separated by spaces")
+    _threads_option(par)
     par.set_defaults(func=pipeline.cmd_parse)
 
     pred = sub.add_parser("predict", help="label a file with a trained model (same format out)")
@@ -101,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument("--constraints", metavar="FILE",
                       help="tagger/parser models: per token a column of allowed labels ('A|B') or the fixed head, "
                            "'_' for free; one line per token, a blank line between sentences")
+    _threads_option(pred)
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="score a trained model on a gold file, or a system's output against it")
@@ -120,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "the warning (they are always scored as errors, as conlleval does)")
     ev.add_argument("--gold-tokens", action="store_true",
                     help="pipeline models: analyze GOLD's own sentences and tokens instead of its raw text")
+    _threads_option(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
@@ -343,7 +352,7 @@ def _cmd_predict(args) -> int:
 def _cmd_evaluate(args) -> int:
     if args.system is not None:  # argparse lets exactly one of --model and --system through
         model_only = [f"--{name.replace('_', '-')}" for name in ("format", "tagger", "allow_unknown_labels", "voted",
-                                                                 "gold_tokens") if name in args.given]
+                                                                 "gold_tokens", "threads") if name in args.given]
         if model_only:
             raise SwvpError(f"evaluate: {', '.join(model_only)} applies to --model only, not to --system")
         from swvp.cli.evaluation import cmd_evaluate_system
@@ -432,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         args.given = given(parser, argv)
-        return int(args.func(args) or 0)
+        with decoding_threads(getattr(args, "threads", 1)):
+            return int(args.func(args) or 0)
     except ClusterError as err:  # a runtime failure of the cluster (swvp missing on its workers), not bad input
         print(f"swvp: error: {err}", file=sys.stderr)
         return EXIT_FAILURE

@@ -14,6 +14,8 @@ Statistics: ``stats`` (learn/_codes.py STAT_*) for every search, ``search_stats`
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, types
@@ -46,6 +48,7 @@ from swvp.learn._swvp import apply_update
 from swvp.learn.ops import Accum, BeamSearch, Constraints, ExactSearch
 from swvp.learn.search import Beam, Exact
 from swvp.learn.selectors import select_step
+from swvp.learn.threads import get_decoding_threads
 
 __all__ = ["CompiledProblem", "decode_corpus", "kbest_corpus", "on_mistake", "tally", "train_epoch", "update_on"]
 
@@ -282,10 +285,11 @@ def train_epoch(st, search, upd, acc, c0, perm, stats, search_stats, upd_example
 
 
 @njit(**NJIT)
-def decode_corpus(st, search, w, out):
-    """The search's output for every example under weights ``w``, written by the structure into ``out``."""
+def decode_corpus(st, search, w, out, first, stride):
+    """The search's output for examples ``first``, ``first + stride``, … under weights ``w``, written by the structure
+    into ``out`` (``first = 0, stride = 1``: every example; one call per decoding thread, :func:`on_threads`)."""
     run = new_run(st, search, 0)
-    for s in range(ops.n_examples(st)):
+    for s in range(first, ops.n_examples(st), stride):
         n = ops.example_size(st, s)
         if n == 0:
             continue
@@ -306,16 +310,17 @@ def _constrained(st, ws, sc, s, n, cons):
 
 
 @njit(**NJIT)
-def kbest_corpus(st, search, w, k, cons, out, scores, count):
-    """The ``k`` best outputs of every example under weights ``w`` (``ops.kbest``; under the constraints ``cons``
-    when not None, ``ops.constrain``): candidate j of example s written by the structure into ``out[j]``, its model
-    score into ``scores[s, j]``; ``count[s]`` candidates were found (0: none satisfies the constraints). Candidate
-    0 is the search's 1-best (``decode_corpus``'s output) bit for bit."""
+def kbest_corpus(st, search, w, k, cons, out, scores, count, first, stride):
+    """The ``k`` best outputs of examples ``first``, ``first + stride``, … (as :func:`decode_corpus`) under weights
+    ``w`` (``ops.kbest``; under the constraints ``cons`` when not None, ``ops.constrain``): candidate j of example s
+    written by the structure into ``out[j]``, its model score into ``scores[s, j]``; ``count[s]`` candidates were
+    found (0: none satisfies the constraints). Candidate 0 is the search's 1-best (``decode_corpus``'s output) bit
+    for bit."""
     run = new_run(st, search, 0)
     ws = run.ws
     zs = np.zeros((k, ops.n_steps(st, ops.max_size(st)) + 1), INT)
     zsc = np.empty(k, FLOAT)
-    for s in range(ops.n_examples(st)):
+    for s in range(first, ops.n_examples(st), stride):
         n = ops.example_size(st, s)
         if n == 0:
             count[s] = 1
@@ -327,6 +332,18 @@ def kbest_corpus(st, search, w, k, cons, out, scores, count):
         for j in range(m):
             scores[s, j] = zsc[j]
             ops.write_output(st, ws, zs[j], s, n, out[j])
+
+
+def on_threads(call: Callable[[int, int], None], n_examples: int) -> None:
+    """``call(t, T)`` for t = 0..T−1, each on a thread of its own when T > 1 (T: the decoding threads,
+    :mod:`swvp.learn.threads`, at most ``n_examples``); the compiled decoders release the GIL."""
+    n = max(1, min(get_decoding_threads(), n_examples))
+    if n == 1:
+        call(0, 1)
+        return
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        for done in [pool.submit(call, t, n) for t in range(n)]:
+            done.result()
 
 
 def new_accum(w: np.ndarray, u: np.ndarray, log: dict | None) -> Accum:
@@ -440,7 +457,8 @@ class CompiledProblem:
         """The search's output for every example under weights ``w`` (flat, as the structure writes it)."""
         search = self._search(search)
         out = np.zeros(self.output_size(), INT)
-        decode_corpus(self.structure(), search.compiled(), self._weights(w), out)
+        st, compiled, w = self.structure(), search.compiled(), self._weights(w)
+        on_threads(lambda first, stride: decode_corpus(st, compiled, w, out, first, stride), self.n_examples)
         return out
 
     def kbest_flat(self, w: np.ndarray, k: int, search=None, constraints: Constraints | None = None
@@ -462,5 +480,7 @@ class CompiledProblem:
         out = np.zeros((k, self.output_size()), INT)
         scores = np.full((self.n_examples, k), -np.inf, FLOAT)
         count = np.zeros(self.n_examples, INT)
-        kbest_corpus(st, search.compiled(), self._weights(w), k, constraints, out, scores, count)
+        compiled, w = search.compiled(), self._weights(w)
+        on_threads(lambda first, stride: kbest_corpus(st, compiled, w, k, constraints, out, scores, count, first,
+                                                      stride), self.n_examples)
         return out, scores, count

@@ -165,8 +165,8 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
 
     ``E`` (n, K); ``T1`` (n, K+1, K) is read when ``order == 1`` and ``T2`` (n, K+1, K+1, K) when ``order == 2``
     (pass any array of the right rank, e.g. shape (0, 0, 0), for the unused one). ``width`` must not exceed
-    :func:`beam_width`, the trace's column count, nor the width ``work`` was allocated for. ``gold`` int (n,) is read only when ``has_gold``;
-    ``start_step`` > 0 forces B_0..B_{start_step-1} to the gold prefix (requires gold).
+    :func:`beam_width`, the trace's column count, nor the width ``work`` was allocated for. ``gold`` int (n,) is read
+    only when ``has_gold``; ``start_step`` > 0 forces B_0..B_{start_step-1} to the gold prefix (requires gold).
     Returns the score of B_{n-1}[0] (0.0 for n = 0). O(n · width · K · log width).
     """
     labels, parents, scores, is_gold, sizes = trace.labels, trace.parents, trace.scores, trace.is_gold, trace.sizes
