@@ -45,8 +45,7 @@ def test_outputs_on_threads_are_those_of_one_thread(name):
     problem, search = PROBLEMS[name]()
     w = np.random.default_rng(5).normal(size=problem.weight_size)
     one = problem.decode_flat(w, search)
-    # a chain's k-best lists are exact whatever the search: its beam-search case checks decoding only
-    kbest = ops.provides(type(problem.structure()), ops.kbest) and name != "chain2-beam3"
+    kbest = ops.provides(type(problem.structure()), ops.kbest) and name != "chain2-beam3"  # exact only (below)
     if kbest:
         lists = problem.kbest_flat(w, 3, search)
         assert (lists[0][0] == one).all()
@@ -104,3 +103,12 @@ def test_a_call_decodes_only_its_own_examples():
     for s in range(problem.n_examples):
         part = out[off[s]:off[s + 1]]
         assert (part == full[off[s]:off[s + 1]]).all() if s % 3 == 1 else (part == -7).all()
+
+
+def test_a_chain_refuses_k_best_lists_under_beam_search():
+    """A chain's k-best lists are exact: under a beam (whose 1-best may differ) they are refused, not replaced."""
+    problem, search = PROBLEMS["chain2-beam3"]()
+    w = np.random.default_rng(5).normal(size=problem.weight_size)
+    with pytest.raises(ValueError, match="exact"):
+        problem.kbest_flat(w, 2, search)
+    assert (problem.kbest_flat(w, 1, Exact())[0][0] == problem.decode_flat(w, Exact())).all()

@@ -50,6 +50,13 @@ class ChainProblem(CompiledProblem):
     def gold_output(self) -> np.ndarray | None:
         return self.labels
 
+    def kbest_flat(self, w: np.ndarray, k: int, search=None, constraints=None):
+        """The engine's k-best lists (:meth:`CompiledProblem.kbest_flat`), which for a chain are exact (lazy k-best
+        Viterbi, rank 0 the Viterbi output): a greedy or beam search is refused, not silently replaced."""
+        if isinstance(search, Beam):
+            raise ValueError(f"a chain's k-best lists are exact (lazy k-best Viterbi): not available with {search!r}")
+        return super().kbest_flat(w, k, search, constraints)
+
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.labels is None:
             raise ValueError("a problem without labels cannot be trained on")
