@@ -83,6 +83,25 @@ def test_every_option_applies_or_is_refused(models, capsys, tmp_path, command, o
             in lines[0], lines[0]
 
 
+@pytest.mark.parametrize("kind", ["transition-parser", "sequence-tagger", "pipeline"])
+def test_threads_decode_on_that_many_threads_with_the_same_output(models, capsys, tmp_path, monkeypatch, kind):
+    import swvp.learn.engine as E
+
+    seen = []
+    real = E.get_decoding_threads
+    monkeypatch.setattr(E, "get_decoding_threads", lambda: (seen.append(real()), real())[1])
+    command, source = ("parse", models.raw) if kind == "pipeline" else ("predict", models.gold)
+    outputs = []
+    for n in (1, 3):
+        out = tmp_path / f"out{n}"
+        res = run_main([command, "--model", models.kinds[kind], source, "-o", out, "--threads", str(n)], capsys)
+        assert res.rc == 0, res.err
+        outputs.append(out.read_bytes())
+        assert seen and set(seen) == {n}
+        seen.clear()
+    assert outputs[0] == outputs[1] and outputs[0]
+
+
 # ------------------------------------------------------------------------------------------------ train commands
 #: train parser: option words → the kind it belongs to (None: both)
 PARSER_OPTIONS = {

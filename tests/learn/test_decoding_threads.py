@@ -82,7 +82,7 @@ def test_a_thread_count_must_be_a_positive_integer_and_the_block_restores_it():
         with swvp.decoding_threads(3):
             raise RuntimeError
     assert swvp.get_decoding_threads() == 1
-    assert swvp.set_decoding_threads(2) == 1 and swvp.set_decoding_threads(1) == 2
+    assert swvp.set_decoding_threads(np.int64(2)) == 1 and swvp.set_decoding_threads(1) == 2
 
 
 def test_an_error_in_a_thread_reaches_the_caller():

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from swvp import DataError, Perceptron, SequenceTagger
+from swvp import Beam, DataError, Perceptron, SequenceTagger
 from swvp.inference.kbest import kbest_eisner
 from swvp.problems._tree_ops import sentence_scores
 from swvp.tasks import GraphDependencyParser, Reranker, load
@@ -198,4 +198,7 @@ def test_reranker_rejects_bad_settings(tagger):
             Reranker(base=tagger, **kw).fit(X, Y)
     with pytest.raises(ValueError, match="base must be"):
         Reranker(base=None).fit(X, Y)
+    beam = SequenceTagger(learner=Perceptron(search=Beam(2), epochs=1)).fit(X, Y)
+    with pytest.raises(ValueError, match="beam-trained or latent tagger"):
+        Reranker(base=beam).fit(X, Y)
     assert list(itertools.islice(Reranker().get_params(), 3)) == ["base", "k", "learner"]

@@ -296,3 +296,28 @@ def test_long_paragraphs_are_decoded_in_overlapping_windows(tokenizer, held_out,
     assert all(w[3] == v[2] for w, v in zip(windows, windows[1:]))  # the kept cores tile the units
     assert all(a <= ka < kb <= b and units.space_after[kb - 1] for a, b, ka, kb in windows)
     assert [layout(tokenizer.tokenize(t)) for t in (text, one)] == whole
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_windows_and_batches_are_decoded_on_every_thread(tokenizer, held_out, monkeypatch, threads):
+    """With N decoding threads, N windows of one long paragraph (or N batches of paragraphs) are one decoding call,
+    so every thread has one; the document is the one of one thread."""
+    import swvp
+    import swvp.learn.engine as E
+    import swvp.tasks.tokenizer as T
+
+    text = text_of(held_out)
+    one = text.replace("\n\n", " ")
+    monkeypatch.setattr(T, "BATCH_UNITS", 300)
+    monkeypatch.setattr(T, "WINDOW_MARGIN", 40)
+    single = [layout(tokenizer.tokenize(t)) for t in (text, one)]
+    calls = []
+    real = E.on_threads
+    monkeypatch.setattr(E, "on_threads", lambda call, n: (calls.append(n), real(call, n))[1])
+    with swvp.decoding_threads(threads):
+        for t, expected in zip((text, one), single):
+            calls.clear()
+            assert layout(tokenizer.tokenize(t)) == expected
+            windows = T._windows(T.char_units(t, T.paragraph_starts(t)), 300, 40)
+            assert len(calls) == -(-len(windows) // threads)  # `threads` windows or batches a call
+            assert all(n >= threads for n in calls[:-1])  # each with an example for every thread

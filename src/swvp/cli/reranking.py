@@ -73,7 +73,7 @@ def cmd_train_reranker(args) -> int:
     rr = Reranker(base=base, k=args.k, learner=args.learner, folds=args.folds, epochs=args.epochs,
                   rounds=args.rounds, C=args.C, features=args.features, random_state=args.seed)
     try:
-        rr._kind(base)
+        rr._kind(base, training=True)
     except ValueError as err:
         raise SwvpError(f"--base {args.base}: {describe(model_kind(base))} cannot be reranked ({err})") from None
     train = _data(base, args.train, args.train_limit)

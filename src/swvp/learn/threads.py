@@ -3,6 +3,7 @@ so thread t of T takes examples t, t + T, t + 2T, … and the output is the same
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,11 +16,16 @@ def get_decoding_threads() -> int:
 
 
 def set_decoding_threads(n: int) -> int:
-    """Decode with ``n`` threads from now on (a positive integer); returns the previous number."""
+    """Decode with ``n`` threads from now on, in the whole process (a positive integer); returns the previous
+    number."""
     global _threads
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    try:
+        count = operator.index(n)  # ints and numpy integers
+    except TypeError:
+        count = 0
+    if isinstance(n, bool) or count < 1:
         raise ValueError(f"the number of decoding threads must be a positive integer, got {n!r}")
-    previous, _threads = _threads, n
+    previous, _threads = _threads, int(count)
     return previous
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
+from swvp.learn import ops
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam, Exact
 from swvp.learn.updates import UpdateCodes
@@ -53,7 +54,7 @@ class ChainProblem(CompiledProblem):
     def kbest_flat(self, w: np.ndarray, k: int, search=None, constraints=None):
         """The engine's k-best lists (:meth:`CompiledProblem.kbest_flat`), which for a chain are exact (lazy k-best
         Viterbi, rank 0 the Viterbi output): a greedy or beam search is refused, not silently replaced."""
-        if isinstance(search, Beam):
+        if isinstance(search, Beam) and ops.provides(type(self.structure()), ops.kbest):
             raise ValueError(f"a chain's k-best lists are exact (lazy k-best Viterbi): not available with {search!r}")
         return super().kbest_flat(w, k, search, constraints)
 

@@ -27,6 +27,7 @@ import numpy as np
 from swvp._config import FLOAT, INT
 from swvp.features.rerank import tag_features, tree_features
 from swvp.learn.ranking import CandidateLists, choose, rerank_boost, rerank_perceptron, rerank_svm
+from swvp.learn.search import Exact
 from swvp.persistence import save_model
 from swvp.tasks._parsing import (
     attachment_report,
@@ -209,10 +210,16 @@ class Reranker(Estimator):
         self.random_state = random_state
 
     # -- inputs ---------------------------------------------------------------------------------------------
-    def _kind(self, base) -> str:
+    def _kind(self, base, training: bool = False) -> str:
+        """The base's kind of output ("tree" or "chain"); with ``training``, a base whose k-best lists cannot be
+        reranked is refused (a model saved before that check still loads)."""
         if isinstance(base, (GraphDependencyParser, TransitionDependencyParser)):
             return "tree"
         if isinstance(base, SequenceTagger):
+            if training and (getattr(base, "state_label_", None) is not None
+                             or not isinstance(base._search(), Exact)):
+                raise ValueError("a tagger's k-best lists are exact (lazy k-best Viterbi): a beam-trained or latent "
+                                 "tagger has none whose first is its own output")
             return "chain"
         raise ValueError(f"base must be a SequenceTagger, a GraphDependencyParser or a TransitionDependencyParser, "
                          f"got a {type(base).__name__}")
@@ -304,7 +311,7 @@ class Reranker(Estimator):
         learner's epochs / rounds."""
         self._validate()
         base = self.base
-        self.kind_ = self._kind(base)
+        self.kind_ = self._kind(base, training=True)
         items = self._inputs(X, y, extra)
         if len(items) < int(self.folds):
             raise ValueError(f"{len(items)} training sentences for {self.folds} folds")

@@ -37,6 +37,7 @@ from swvp.data.text import Document, Sentence, Token, TrainingParagraph, Word, p
 from swvp.features.characters import CharacterFeatures, CharUnits, char_units
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Exact
+from swvp.learn.threads import get_decoding_threads
 from swvp.learn.updates import Full
 from swvp.model.layout import SequenceLayout
 from swvp.problems.characters import CharacterChain, segment_offsets
@@ -101,6 +102,18 @@ def _windows(u: CharUnits, size: int, margin: int) -> list[tuple[int, int, int, 
                 core = end
         lo = hi
     return out
+
+
+def _joined(parts: list[CharUnits]) -> CharUnits:
+    """The units of ``parts`` one after another, each part's paragraphs paragraphs of their own."""
+    if len(parts) == 1:
+        return parts[0]
+    starts = np.cumsum([0] + [p.n_units for p in parts])
+    offsets = np.concatenate([[0]] + [p.offsets[1:] + s for p, s in zip(parts, starts)]).astype(INT)
+    return CharUnits(np.concatenate([p.cps for p in parts]), np.concatenate([p.pos for p in parts]), offsets,
+                     np.concatenate([p.chunk_start + s for p, s in zip(parts, starts)]),
+                     np.concatenate([p.chunk_end + s for p, s in zip(parts, starts)]),
+                     np.concatenate([p.space_after for p in parts]))
 
 
 def _sub_units(u: CharUnits, a: int, b: int) -> CharUnits:
@@ -266,16 +279,23 @@ class Tokenizer(Estimator):
         newline too) always separates tokens, and a paragraph's end always ends a sentence. Empty or
         whitespace-only text gives an empty document. Paragraphs are decoded whole, in batches of about
         ``BATCH_UNITS`` characters; a longer paragraph in windows cut at whitespace that overlap by
-        ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text).
+        ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text). With N decoding threads
+        (:mod:`swvp.learn.threads`), N batches or windows are decoded at once, one a thread.
         """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"tokenize takes a str, got {type(text).__name__}")
         units = char_units(text, paragraph_starts(text))
         labels = np.empty(units.n_units, INT)
-        for a, b, keep_a, keep_b in _windows(units, BATCH_UNITS, WINDOW_MARGIN):
-            sub = _sub_units(units, a, b)
-            labels[keep_a:keep_b] = self.predict_labels(sub)[keep_a - a:keep_b - a]
+        windows = _windows(units, BATCH_UNITS, WINDOW_MARGIN)
+        group = get_decoding_threads()  # windows decoded together, so that every decoding thread has one
+        for g in range(0, len(windows), group):
+            part = windows[g:g + group]
+            predicted = self.predict_labels(_joined([_sub_units(units, a, b) for a, b, _, _ in part]))
+            start = 0
+            for a, b, keep_a, keep_b in part:
+                labels[keep_a:keep_b] = predicted[start + keep_a - a:start + keep_b - a]
+                start += b - a
         return self._document(text, units, labels)
 
     def _document(self, text: str, u: CharUnits, labels: np.ndarray) -> Document:
