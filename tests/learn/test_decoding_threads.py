@@ -9,23 +9,35 @@ import numpy as np
 import pytest
 
 import swvp
+from features.test_arc_features import random_sentence_data
 from learn.test_candidate_chain import random_problem as candidate_problem
 from learn.test_engine_golden import chain_problem, latent_problem, tree_problem
+from learn.test_tree_learning import random_tree
 from swvp.features.transition import TransitionData
 from swvp.learn import ops
 from swvp.learn.engine import decode_corpus, on_threads
 from swvp.learn.search import Beam, Exact
 from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
+from swvp.problems.tree import TreeProblem
 from transition.test_transition_beam import random_sentence
 
 
-def transition_problem():
+def transition_problem(n_sentences=23):
     rng = np.random.default_rng(17)
-    lens = rng.integers(1, 12, 23)
+    lens = rng.integers(1, 12, n_sentences)
     data = random_sentence(int(lens.sum()), rng, vocab=30)
     data = TransitionData(data.words, data.tags, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64))
     return TransitionProblem(data, TransitionLayout.create("zhang-nivre", bits=10, n_labels=3))
+
+
+def large_tree_problem(order):
+    """Long enough for the threads to run at the same time (a data race would show)."""
+    rng = np.random.default_rng(21)
+    lengths = rng.integers(2, 30, size=300)
+    data = random_sentence_data(rng, lengths)
+    gold = np.concatenate([random_tree(rng, int(n))[1:] for n in lengths])
+    return TreeProblem(data, gold, order=order, hash_bits=14)
 
 
 PROBLEMS = {
@@ -37,6 +49,8 @@ PROBLEMS = {
     "latent": lambda: (latent_problem(15), None),
     "candidates": lambda: (candidate_problem(2, n_sent=21), None),
     "transition-beam4": lambda: (transition_problem(), Beam(4)),
+    "large-tree2-eisner": lambda: (large_tree_problem(2), None),
+    "large-transition-beam8": lambda: (transition_problem(600), Beam(8)),
 }
 
 

@@ -280,7 +280,8 @@ class Tokenizer(Estimator):
         whitespace-only text gives an empty document. Paragraphs are decoded whole, in batches of about
         ``BATCH_UNITS`` characters; a longer paragraph in windows cut at whitespace that overlap by
         ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text). With N decoding threads
-        (:mod:`swvp.learn.threads`), N batches or windows are decoded at once, one a thread.
+        (:mod:`swvp.learn.threads`), N batches or windows are decoded in one call, their paragraphs spread over the
+        threads.
         """
         self._check_fitted()
         if not isinstance(text, str):
