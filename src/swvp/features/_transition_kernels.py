@@ -20,8 +20,9 @@ mask); template t has id t + 1 and hashes as in :mod:`swvp.features._arc_kernels
 ``hstep`` per atom, ``hfin``) into a row ``r = hash & mask``. A template is conjoined either with the labelled
 action (``CONJ_ACTION``: a row of A = 1 + 2L weights, ``w[base + r·A + a]``) or with its move only
 (``CONJ_MOVE``: a row of 3 weights, ``w[base + r·3 + move(a)]``, shared by every label of a reduce). One row
-scores every action at once (a contiguous slice), which :func:`add_rows` exploits; :func:`fill_rows` writes each
-template's row start ``base + r·width`` and :func:`weight_index` adds the action's column.
+scores every action at once (a contiguous slice, summed by :func:`swvp.model._transition_kernels.add_rows`);
+:func:`fill_rows` writes each template's row start ``base + r·width`` and :func:`weight_index` adds the action's
+column.
 
 DP signature. A feature set also lists the node attributes (``NA_*``) its templates read from any stack slot;
 :func:`node_key` hashes exactly those, so two stacks with equal keys node by node agree on every feature of
@@ -37,7 +38,6 @@ from numba import njit
 from swvp._config import NJIT_NO_ALLOC
 from swvp.features._arc_kernels import dist_bin
 from swvp.features._hash_kernels import hfin, hstart, hstep
-from swvp.model._prefetch import prefetch
 
 #: A feature set as the kernels read it: the template table (rows of arity, atom codes, conjunction, base, mask),
 #: the node attributes (``NA_*``) its templates read from stack slots, and the number of arc labels L.
@@ -173,45 +173,6 @@ def column(table, f, a, L):
 def weight_index(table, rows, f, a, L):
     """Index in w of template f's feature (row start ``rows[f]``) conjoined with action a."""
     return rows[f] + column(table, f, a, L)
-
-
-@njit(**NJIT_NO_ALLOC)
-def add_rows(w, table, rows, nf, L, acc):
-    """``acc[a] = Σ_f w[weight_index(f, a)]`` for every action a (the scores of all actions at one state).
-
-    Action-conjoined rows are added first, in template order; move-conjoined rows are summed per move and added
-    last (not at all when the set has none: the sums are then those of a plain action-conjoined set). Scalar
-    loops rather than slice arithmetic: a slice is an array view, and its reference counting cost ~40% of this
-    kernel, the beam search's hottest. The rows are prefetched first (8 float64 per 64-byte line): a state's ~100
-    rows lie scattered over a table much larger than the caches, and requesting them all before summing overlaps
-    their misses instead of paying them one row after another (1.8× faster scoring of EWT dev states alone)."""
-    A = 1 + 2 * L
-    for f in range(nf):  # every row's cache lines requested at once: their misses overlap (values unchanged)
-        width = A if table[f, C_CONJ] == CONJ_ACTION else N_MOVES
-        for c in range(0, width, 8):
-            prefetch(w, rows[f] + c)
-    for a in range(A):
-        acc[a] = 0.0
-    m0 = 0.0
-    m1 = 0.0
-    m2 = 0.0
-    moves = False
-    for f in range(nf):
-        base = rows[f]
-        if table[f, C_CONJ] == CONJ_ACTION:
-            for a in range(A):
-                acc[a] += w[base + a]
-        else:
-            moves = True
-            m0 += w[base]
-            m1 += w[base + 1]
-            m2 += w[base + 2]
-    if moves:
-        acc[0] += m0
-        for a in range(1, 1 + L):
-            acc[a] += m1
-        for a in range(1 + L, A):
-            acc[a] += m2
 
 
 @njit(**NJIT_NO_ALLOC)

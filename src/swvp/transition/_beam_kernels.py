@@ -61,7 +61,6 @@ from swvp.features._transition_kernels import (
     CTX,
     N_ATOM_CODES,
     N_H,
-    add_rows,
     fill_rows,
     is_label_attr,
     node_key,
@@ -69,6 +68,7 @@ from swvp.features._transition_kernels import (
 )
 from swvp.inference._kernels.beam import close_step, force_gold
 from swvp.inference._kernels.heap import heapify, pop
+from swvp.model._transition_kernels import add_rows
 from swvp.transition._kernels import (
     F_DEPTH,
     F_GOLD,
