@@ -33,14 +33,14 @@ import numpy as np
 from numba import njit
 
 from swvp._config import INT, NJIT, NJIT_NO_ALLOC
-from swvp.features._transition_kernels import CTX, N_ATOM_CODES, fill_rows, weight_index
+from swvp.features._transition_kernels import CTX, N_ATOM_CODES, FeatureSet, fill_rows, weight_index
 from swvp.inference._kernels.beam import backtrack as beam_backtrack
 from swvp.inference._kernels.beam import new_trace
 from swvp.learn import ops
 from swvp.learn._codes import JJ_FULL, JJ_SINGLE
 from swvp.model._kernels import bump
 from swvp.problems._offsets import max_size, n_examples
-from swvp.transition._beam_kernels import BeamSettings, FeatureSet, GoldPath, Sentence, beam_search_into
+from swvp.transition._beam_kernels import BeamSettings, GoldPath, Sentence, beam_search_into
 from swvp.transition._beam_kernels import workspace as beam_workspace
 from swvp.transition._kernels import F_ACTION, NF, actions_to_tree, apply, context, init_state, n_actions
 

@@ -7,9 +7,9 @@ Argument groups (namedtuples):
 * :data:`Sentence` ``(words, tags, o, n, fixed)``: flat word / tag atom ids over all tokens, the sentence's first
   token ``o``, its length ``n`` (:mod:`swvp.features._transition_kernels`) and its fixed heads (int (n+1,),
   ``fixed[m]`` the head word m must take, −1 free; empty: no constraints);
-* :data:`FeatureSet` ``(table, attrs, L)``: a feature set's kernel template table (conjunction, weight region and
-  row mask per template: :mod:`swvp.features._transition_kernels`), its DP node attributes and the number of arc
-  labels (A = 1 + 2L actions);
+* ``FeatureSet`` ``(table, attrs, L)`` (:mod:`swvp.features._transition_kernels`): a feature set's kernel template
+  table (conjunction, weight region and row mask per template), its DP node attributes and the number of arc labels
+  (A = 1 + 2L actions);
 * :data:`BeamSettings` ``(width, use_dp)``; :data:`GoldPath` ``(actions, has_gold, start)`` (``actions`` int
   (2n−1,), any int array when ``has_gold`` is False);
 * ``trace``: :data:`swvp.inference._kernels.beam.Trace` with actions in the place of labels, rows ``i = 0..2n−2``
@@ -88,8 +88,6 @@ from swvp.transition._kernels import (
 
 #: One sentence as the search reads it (module docstring).
 Sentence = namedtuple("Sentence", ["words", "tags", "o", "n", "fixed"])
-#: A feature set as the kernels read it: template table, DP node attributes, number of arc labels.
-FeatureSet = namedtuple("FeatureSet", ["table", "attrs", "L"])
 #: The beam's width and whether equivalent states merge.
 BeamSettings = namedtuple("BeamSettings", ["width", "use_dp"])
 #: The gold action sequence the search tracks (``has_gold`` False: none) and the LaSO start step.

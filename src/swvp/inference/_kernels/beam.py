@@ -173,6 +173,7 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
     top_score, top_is_gold, gold_score, gold_in_beam = (trace.top_score, trace.top_is_gold, trace.gold_score,
                                                         trace.gold_in_beam)
     ws_f, ws_i, ws_tmp = work
+    heap = ws_tmp[ws_tmp.shape[0] - width:]  # the kept candidates; the candidates before them (BeamWork)
     S = n_state_keys(K, order)
     for s in range(S):
         ws_i[0, s] = -2  # −2: state not yet reached in this step
@@ -206,8 +207,6 @@ def beam_search_into(E, T1, T2, order, n, K, width, gold, has_gold, start_step, 
                     M, take = offer(ws_tmp, M, key, s, j, pkey, ws_f, ws_i)
                     if take:
                         ws_i[2, key] = 1 if (pg and y == gold[i]) else 0
-            cap = width * K if width * K < S else S
-            heap = ws_tmp[cap:cap + width]
             size = keep_best(ws_tmp, M, width, heap, ws_f)
             for r in range(size):  # B_i best first
                 key = heap[r]
