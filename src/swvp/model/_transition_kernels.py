@@ -3,7 +3,7 @@ every action out. The rows and the template table come from :mod:`swvp.features.
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, uint64
 
 from swvp._config import NJIT_NO_ALLOC
 from swvp.features._transition_kernels import C_CONJ, CONJ_ACTION, N_MOVES
@@ -31,16 +31,17 @@ def add_rows(w, table, rows, nf, L, acc):
     m1 = 0.0
     m2 = 0.0
     moves = False
+    width = uint64(A)
     for f in range(nf):
-        base = rows[f]
+        base = uint64(rows[f])  # unsigned: no negative-index wrap-around test, so the row sum is vectorised
         if table[f, C_CONJ] == CONJ_ACTION:
-            for a in range(A):
+            for a in range(width):
                 acc[a] += w[base + a]
         else:
             moves = True
             m0 += w[base]
-            m1 += w[base + 1]
-            m2 += w[base + 2]
+            m1 += w[base + uint64(1)]
+            m2 += w[base + uint64(2)]
     if moves:
         acc[0] += m0
         for a in range(1, 1 + L):
