@@ -8,9 +8,14 @@ Variants (each a text edit that must apply, else the script stops):
 
 * ``as is``: the package unchanged;
 * ``row sums zeroed``: ``add_rows`` returns zero scores without reading a weight (the search does the same number
-  of steps, but its trees are meaningless): what everything but reading the weight rows costs;
-* ``float32 weights``: the weights handed to the decoder as float32 (the conversion is inside every decode);
-* ``first line prefetched``: ``add_rows`` prefetches only the first cache line of each row.
+  of steps, but its trees are meaningless): what everything but reading and summing the weight rows costs;
+* ``signed index``: the weights indexed with signed integers, as before be52a22 (numba's negative-index test in
+  the row sum keeps it from being vectorised);
+* ``all rows prefetched at once``: every row's cache lines requested before the first sum, as before the
+  prefetch distance ``AHEAD``;
+* ``no prefetch``: no row requested ahead;
+* ``first line prefetched``: only the first cache line of each row requested ahead;
+* ``float32 weights``: the weights handed to the decoder as float32 (the conversion is inside every decode).
 
 Per variant a fresh process loads the model, decodes once (kernels compiled or loaded), then times ``rounds``
 decodes (CPU seconds, the best kept) and digests the heads and labels; ``same_trees`` says whether they equal the
@@ -50,12 +55,17 @@ KERNELS = "swvp/model/_transition_kernels.py"
 #: variant → [(file under src, text, replacement)]
 VARIANTS = {
     "as is": [],
-    "row sums zeroed": [(KERNELS, "    A = 1 + 2 * L\n    for f in range(nf):",
+    "row sums zeroed": [(KERNELS, "    A = 1 + 2 * L\n    for f in range(min(nf, AHEAD)):",
                          "    A = 1 + 2 * L\n    for a in range(A):\n        acc[a] = 0.0\n    return\n"
-                         "    for f in range(nf):")],
+                         "    for f in range(min(nf, AHEAD)):")],
+    "signed index": [(KERNELS, "width = uint64(A)", "width = A"), (KERNELS, "base = uint64(rows[f])", "base = rows[f]"),
+                     (KERNELS, "m1 += w[base + uint64(1)]", "m1 += w[base + 1]"),
+                     (KERNELS, "m2 += w[base + uint64(2)]", "m2 += w[base + 2]")],
+    "all rows prefetched at once": [(KERNELS, "AHEAD = 8\n", "AHEAD = 1 << 30\n")],
+    "no prefetch": [(KERNELS, "        prefetch(w, rows[f] + c)", "        pass")],
+    "first line prefetched": [(KERNELS, "for c in range(0, width, 8):", "for c in range(0, 1):")],
     "float32 weights": [("swvp/learn/engine.py", "        return np.ascontiguousarray(w, dtype=FLOAT)",
                          "        return np.ascontiguousarray(w, dtype=np.float32)")],
-    "first line prefetched": [(KERNELS, "for c in range(0, width, 8):", "for c in range(0, 1):")],
 }
 
 
