@@ -6,19 +6,22 @@ Averaged (lazy ``W``/``U``, ALGORITHMS.md §5); ties go to the smallest label id
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from swvp._config import NJIT
 
 
 @njit(**NJIT)
 def best_label(W, rows, t, L, scores):
-    """argmax_l Σ_f W[rows[t, f]·L + l] (ties: the smallest l), with ``scores`` (L,) as scratch."""
+    """argmax_l Σ_f W[rows[t, f]·L + l] (ties: the smallest l), with ``scores`` (L,) as scratch. The rows are
+    indexed with unsigned integers, so that their sum is vectorised (a signed index carries numba's negative-index
+    test)."""
     for lab in range(L):
         scores[lab] = 0.0
+    n = uint64(L)
     for f in range(rows.shape[1]):
-        b = rows[t, f] * L
-        for lab in range(L):
+        b = uint64(rows[t, f] * L)
+        for lab in range(n):
             scores[lab] += W[b + lab]
     best = 0
     for lab in range(1, L):
