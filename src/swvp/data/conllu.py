@@ -33,7 +33,6 @@ malformed HEAD names the column and says how to run a tagger on such a file (wri
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -80,11 +79,11 @@ _SPACED = frozenset((1, 2, 9))
 _HEAD_HINT = ("; HEAD (column 7) must be '_' or a word ID in every CoNLL-U file, also for tagging: "
               "write '_' in HEAD if the file has no trees")
 
-# IDs and HEADs are small integers repeated across the file: memoise the library's parsers (errors are not cached).
-_parse_id = functools.lru_cache(maxsize=8192)(parse_id_value)
-_parse_int = functools.lru_cache(maxsize=8192)(parse_int_value)
-#: The values the library's parsers give for the common spellings, looked up before calling them (a dict look-up
-#: costs a fifth of a call through the cache): word IDs 1..999 and HEADs 0..999, written without leading zeros.
+#: The values the library's parsers give for the common spellings, looked up before calling them: word IDs 1..999
+#: and HEADs 0..999, written without leading zeros. The others (multiword ranges, empty nodes, larger numbers) go to
+#: the parsers each time, not through a cache: a cache would keep some hundred of the file's small strings and
+#: tuples alive, scattered over Python's memory arenas, and those arenas (~40 MB after reading EWT train) could
+#: not be given back when the sentences are freed.
 _WORD_IDS = {str(i): i for i in range(1, 1000)}
 _HEADS = {str(i): i for i in range(1000)}
 #: The ASCII whitespace other than space, tab and newline (what ``str.split()`` splits on besides them; the other
@@ -251,7 +250,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
         tid = _WORD_IDS.get(cols[0])
         if tid is None:
             try:
-                tid = _parse_id(cols[0])
+                tid = parse_id_value(cols[0])
             except ParseException:
                 tid = None
         expected = len(words) + 1
@@ -266,7 +265,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
                 h = -1
             else:
                 try:
-                    h = _parse_int(head)
+                    h = parse_int_value(head)
                 except ParseException:
                     raise DataError(file, ln, f"HEAD {head!r} is not an integer{_HEAD_HINT}") from None
                 if h < 0:
