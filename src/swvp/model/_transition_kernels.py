@@ -9,7 +9,6 @@ from swvp._config import NJIT_NO_ALLOC
 from swvp.features._transition_kernels import C_CONJ, CONJ_ACTION, N_MOVES
 from swvp.model._prefetch import prefetch
 
-
 #: How many rows ahead of the one being summed :func:`add_rows` requests cache lines (EWT test decoding: 4 to 12
 #: are equally good, 16 and requesting all rows at once are slower).
 AHEAD = 8
