@@ -32,7 +32,7 @@ def add_rows(w, table, rows, nf, L, acc):
     ``AHEAD`` rows before it is summed (8 float64 per 64-byte line), so the misses of the next rows overlap the
     sums of this one. The weights are indexed with unsigned integers: a signed index carries numba's
     negative-index wrap-around test, which keeps LLVM from vectorising the row sums (with it, EWT test decodes in
-    1.5× the time). Scalar loops rather than slice arithmetic: a slice is an array view, and its reference
+    1.65× the time). Scalar loops rather than slice arithmetic: a slice is an array view, and its reference
     counting cost ~40% of this kernel, the beam search's hottest."""
     A = 1 + 2 * L
     for f in range(min(nf, AHEAD)):
