@@ -1,7 +1,7 @@
 """A software prefetch usable from njit kernels: ``prefetch(arr, i)`` asks the CPU to bring ``arr[i]``'s cache
 line closer (LLVM's ``llvm.prefetch``: read, high locality). It changes no value; it lets the misses of many
-independent rows overlap instead of being paid one after another (the transition parser's scoring reads ~100
-rows of 101 weights at random places of a table much larger than the caches)."""
+independent rows overlap instead of being paid one after another (the transition parser's scoring reads ~140
+rows, half of them 101 weights wide, at random places of a table much larger than the caches)."""
 
 from __future__ import annotations
 

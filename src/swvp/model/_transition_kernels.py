@@ -9,8 +9,8 @@ from swvp._config import NJIT_NO_ALLOC
 from swvp.features._transition_kernels import C_CONJ, CONJ_ACTION, N_MOVES
 from swvp.model._prefetch import prefetch
 
-#: How many rows ahead of the one being summed :func:`add_rows` requests cache lines (EWT test decoding: 4 to 12
-#: are equally good, 16 and requesting all rows at once are slower).
+#: How many rows ahead of the one being summed :func:`add_rows` requests cache lines (requesting all rows at once
+#: decoded EWT test 1.16× slower: ``benchmarks/transition_decode_anatomy.py``).
 AHEAD = 8
 
 
@@ -32,7 +32,7 @@ def add_rows(w, table, rows, nf, L, acc):
     ``AHEAD`` rows before it is summed (8 float64 per 64-byte line), so the misses of the next rows overlap the
     sums of this one. The weights are indexed with unsigned integers: a signed index carries numba's
     negative-index wrap-around test, which keeps LLVM from vectorising the row sums (with it, EWT test decodes in
-    1.65× the time). Scalar loops rather than slice arithmetic: a slice is an array view, and its reference
+    1.65× the time). Index loops rather than slice arithmetic: a slice is an array view, and its reference
     counting cost ~40% of this kernel, the beam search's hottest."""
     A = 1 + 2 * L
     for f in range(min(nf, AHEAD)):
