@@ -48,7 +48,7 @@ model = load(sys.argv[1])
 mark("load")
 corpus = read_conllu(sys.argv[2])
 mark("read")
-if int(sys.argv[4]) > 1:
+if int(sys.argv[4]) > 1:  # a tree from before the decoding threads (2020e42) has no swvp.learn.threads
     from swvp.learn.threads import decoding_threads
     with decoding_threads(int(sys.argv[4])):
         heads, rels = model.parse(corpus)
@@ -155,12 +155,12 @@ def main() -> int:
 
     data = os.path.dirname(str(data_path(f"{DATA}/train.conllu.xz")))
     trees = {"before": a.before, "after": a.after}
-    res = {"command": " ".join(sys.argv), "predict_threads": {"before": 1, "after": a.after_threads},
+    threads = {"before": 1, "after": a.after_threads}
+    res = {"command": " ".join(sys.argv), "predict_threads": threads,
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "load_before": loadavg(), "epochs": a.epochs, "train": {k: [] for k in trees},
            "predict": {k: [] for k in trees}}
     models = {k: a.model or os.path.join(a.workdir, f"transition_process_{k}.npz") for k in trees}
-    threads = {"before": 1, "after": a.after_threads}
     for r in range(0 if a.model else a.rounds):
         for name, src in trees.items():
             t = train(src, models[name], data, a.epochs)
