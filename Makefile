@@ -26,7 +26,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/synthetic.py
 
-# numba's on-disk cache tracks only a kernel's own file: after editing a kernel another one calls, drop it
+# drop every compiled kernel (the cache stamps already follow edits: this only frees the disk)
 clean-cache:
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
 
