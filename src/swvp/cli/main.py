@@ -7,6 +7,7 @@ import errno
 import gc
 import sys
 
+from swvp._config import announce_compiling
 from swvp.cli.options import HelpFormatter, bounded_int, given, parsers, positive_int
 from swvp.exceptions import ClusterError, SwvpError
 from swvp.learn.threads import decoding_threads
@@ -130,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pipeline models: analyze GOLD's own sentences and tokens instead of its raw text")
     _threads_option(ev)
     ev.set_defaults(func=_cmd_evaluate)
+
+    from swvp.cli import compile as compile_cmd
+
+    comp = sub.add_parser("compile", help="compile and cache the pipeline's kernels now (an install from source "
+                                          "does it once)")
+    compile_cmd.add_arguments(comp)
+    comp.set_defaults(func=compile_cmd.cmd_compile)
 
     bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
     bt.add_argument("--beams", default="1,2,4,7", help="beam sizes (default 1,2,4,7)")
@@ -436,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     console = argv is None
     if console:  # the console script: one command, then the process ends (library calls pass argv)
         gc.set_threshold(*CONSOLE_GC_THRESHOLDS)
+        announce_compiling()
     argv = sys.argv[1:] if console else [str(a) for a in argv]
     parser = build_parser()
     try:
