@@ -25,6 +25,7 @@ import copy
 import multiprocessing
 import os
 import resource
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -104,8 +105,11 @@ def _as_corpus(X) -> ConlluCorpus:
 _SHARED: dict = {}
 
 
-def _init_worker(shared: dict) -> None:
-    _SHARED.update(shared)
+def _init_worker(shared: dict | None, progress_queue) -> None:
+    """A worker process's start: the shared data (None: inherited by fork), and where to send its progress."""
+    if shared is not None:
+        _SHARED.update(shared)
+    _SHARED["progress_queue"] = progress_queue
 
 
 def _fold_sentences(n: int, folds: int, k: int) -> tuple[list[int], list[int]]:
@@ -135,17 +139,24 @@ def _completed(estimator: Estimator) -> Estimator:
 
 
 class _StageBar:
-    """A progress bar over a stage's epochs, as the stage's ``on_progress(epoch, done, total, stats)``: its length is
-    set by the first call (an epoch's examples are known only inside the stage)."""
+    """A progress bar over a stage's epochs, as the stage's ``on_progress(epoch, done, total, stats)``: shown from
+    :meth:`start` ("preparing": features, vocabularies, compiling) and sized by the first epoch's call (an epoch's
+    examples are known only inside the stage); ``position``: its line among several bars."""
 
-    def __init__(self, desc: str, epochs: int):
-        self.desc, self.epochs, self.bar = desc, int(epochs), None
+    def __init__(self, desc: str, epochs: int, position: int | None = None):
+        self.desc, self.epochs, self.position, self.bar = desc, int(epochs), position, None
 
-    def __call__(self, epoch: int, done: int, total: int, stats) -> None:
+    def start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=None, unit="ex", desc=f"{self.desc}: preparing", dynamic_ncols=True, leave=False,
+                        position=self.position)
+
+    def __call__(self, epoch: int, done: int, total: int, stats=None) -> None:
         if self.bar is None:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=self.epochs * total, unit="ex", desc=self.desc, dynamic_ncols=True, leave=False)
+            self.start()
+        if self.bar.total is None:
+            self.bar.total = self.epochs * total
         self.bar.set_description(f"{self.desc} epoch {epoch}/{self.epochs}", refresh=False)
         self.bar.update((epoch - 1) * total + done - self.bar.n)
 
@@ -154,15 +165,75 @@ class _StageBar:
             self.bar.close()
 
 
+class _Relay:
+    """A worker process's ``on_progress``: sends (task, epoch, done, total) to the parent, whose
+    :class:`_WorkerBars` draws them; epoch 0 says the task started."""
+
+    def __init__(self, name: str, queue):
+        self.name, self.queue = name, queue
+
+    def start(self) -> None:
+        self.queue.put((self.name, 0, 0, 0))
+
+    def __call__(self, epoch: int, done: int, total: int, stats=None) -> None:
+        self.queue.put((self.name, epoch, done, total))
+
+    def close(self) -> None:
+        pass
+
+
+class _WorkerBars:
+    """In the parent: one bar per task running in a worker process, drawn from what the workers' :class:`_Relay`
+    objects send (a thread reads them), each on a line of its own below the overall bar."""
+
+    def __init__(self, queue, epochs: dict[str, int]):
+        self.queue, self.epochs, self.bars = queue, epochs, {}
+        self.thread = threading.Thread(target=self._read, name="swvp-stage-bars", daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        while (msg := self.queue.get()) is not None:
+            name, epoch, done, total = msg
+            if epoch < 0:  # the task finished
+                bar = self.bars.pop(name, None)
+                if bar is not None:
+                    bar.close()
+                continue
+            bar = self.bars.get(name)
+            if bar is None:
+                used = {b.position for b in self.bars.values()}
+                bar = self.bars[name] = _StageBar(name, self.epochs[name], min(set(range(1, len(used) + 2)) - used))
+                bar.start()
+            if epoch:
+                bar(epoch, done, total)
+
+    def done(self, name: str) -> None:
+        """Close the bar of a finished task (called in the parent's thread once its result arrived)."""
+        self.queue.put((name, -1, 0, 0))
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        for bar in self.bars.values():
+            bar.close()
+
+
+def _task_epochs(name: str) -> int:
+    return _SHARED["stages"]["tagger" if name.startswith("fold") else name]._learner().epochs
+
+
 def _run_task(name: str, progress: bool = False):
     """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags;
-    ``progress``: a bar over its epochs."""
+    ``progress``: a bar over its epochs (in a worker process: progress sent to the parent, when it asked for it)."""
     t0 = time.process_time()
     sh = _SHARED
     est = sh["stages"]["tagger" if name.startswith("fold") else name]
     if name.startswith("fold"):
         est = unfitted(est)
-    bar = _StageBar(name, est._learner().epochs) if progress else None
+    queue = sh.get("progress_queue")
+    bar = _Relay(name, queue) if queue is not None else _StageBar(name, _task_epochs(name)) if progress else None
+    if bar is not None:
+        bar.start()
     try:
         if name == "tokenizer":
             result = _completed(est.fit(sh["train_corpus"], dev=sh["dev_corpus"], on_progress=bar))
@@ -183,10 +254,11 @@ def _run_task(name: str, progress: bool = False):
 def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str], None] | None = None,
                progress: bool = False) -> dict:
     """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}. ``progress``: a bar
-    per task when they run here, one after another (worker processes draw none)."""
+    per task, from its start ("preparing") through its epochs, also for the tasks of worker processes."""
     _SHARED.clear()
     _SHARED.update(shared)
     out = {}
+    bars = None
     try:
         if jobs <= 1 or len(names) <= 1:
             for name in names:
@@ -196,15 +268,22 @@ def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str
             return out
         fork = "fork" in multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if fork else None)
-        kwargs = {} if fork else {"initializer": _init_worker, "initargs": (shared,)}
-        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx, **kwargs) as pool:
+        queue = ctx.Queue() if progress else None
+        if queue is not None:
+            bars = _WorkerBars(queue, {name: _task_epochs(name) for name in names})
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx, initializer=_init_worker,
+                                 initargs=(None if fork else shared, queue)) as pool:
             futures = {pool.submit(_run_task, name): name for name in names}
             for fut in as_completed(futures):
                 out[futures[fut]] = fut.result()
+                if bars is not None:
+                    bars.done(futures[fut])
                 if on_done is not None:
                     on_done(futures[fut])
         return out
     finally:
+        if bars is not None:
+            bars.close()
         _SHARED.clear()
 
 
@@ -355,6 +434,8 @@ class Pipeline(Estimator):
             if folds and tagger is not None:
                 tagger.annotate(dev)
         bar = _StageBar("parser", parser._learner().epochs) if progress else None
+        if bar is not None:
+            bar.start()
         try:
             return _completed(parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
                                          on_progress=bar))
