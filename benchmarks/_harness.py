@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import importlib.metadata as md
 import json
 import os
@@ -134,6 +135,79 @@ def run_child(script: str, args: list[str]) -> dict:
     """Run ``script`` with ``args`` in a fresh Python process (e.g. for its peak memory); its :func:`child_result`."""
     proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def bytecode_env(env: dict | None = None) -> dict:
+    """``env`` (default: this process's environment) without ``PYTHONDONTWRITEBYTECODE``: a measured child writes
+    and reads ``.pyc`` files as an installed package does (with the variable set and no caches, every process
+    compiles swvp's sources again)."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def tail(path: Path, n: int = 25) -> str:
+    """The last ``n`` lines of a log file."""
+    return "\n".join(Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[-n:])
+
+
+def parse_child_result(path: Path) -> dict | None:
+    """The last ``RESULT {json}`` line a child of ``_pipeline_children.py`` (or one built on it) wrote to its log."""
+    from _pipeline_children import RESULT
+
+    lines = [ln for ln in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+             if ln.startswith(RESULT)]
+    return json.loads(lines[-1][len(RESULT):]) if lines else None
+
+
+def run_measured(cmd: list, log_path: Path, *, check: bool = True, env: dict | None = None,
+                 cwd: str | Path | None = None) -> dict:
+    """Run ``cmd`` as a child (stdin closed, stdout and stderr to ``log_path``; ``env`` and ``cwd`` as given, else
+    this process's): its wall seconds, its own CPU seconds (user + sys, its waited-for descendants included) and
+    peak RSS from ``os.wait4``; the load around it; the :func:`parse_child_result` it printed, if any."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    load0 = load()
+    t0 = time.perf_counter()
+    with open(log_path, "w", encoding="utf-8") as logf:
+        proc = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                env=env, cwd=cwd)
+        _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rec = {"cmd": [str(c) for c in cmd], "rc": proc.returncode, "wall_s": wall, "user_s": ru.ru_utime,
+           "sys_s": ru.ru_stime, "cpu_s": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024,
+           "load_before": load0, "load_after": load(), "log": str(log_path)}
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(rec['cmd'])} exited with {proc.returncode}; log {log_path}:\n{tail(log_path)}")
+    result = parse_child_result(log_path)
+    if result is not None:
+        rec["child"] = result
+    return rec
+
+
+# -- provenance --------------------------------------------------------------------------------------------------
+def now() -> str:
+    """UTC now, to the second (ISO 8601)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def sha256(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def git_state(path: Path) -> dict:
+    """The commit of the repository holding ``path`` and whether its tracked files differ from it."""
+    def git(*args):
+        proc = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
 # -- result files ------------------------------------------------------------------------------------------------

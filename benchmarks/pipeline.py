@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
-import hashlib
 import importlib.util
 import json
 import lzma
@@ -55,7 +54,7 @@ import traceback
 from pathlib import Path
 
 import _harness as H
-from _harness import load, log
+from _harness import file_sha256, git_state, load, log, now, run_measured
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -77,63 +76,8 @@ PARSE_WORDS_PER_S = 3000
 
 
 # -- small helpers -----------------------------------------------------------------------------------------------
-def sha256(data: bytes | str) -> str:
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    return sha256(Path(path).read_bytes())
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def git_state(path: Path) -> dict:
-    """The commit of the repository holding ``path`` and whether its tracked files differ from it."""
-    def git(*args):
-        proc = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else None
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
-
-
 def words_per_s(words: int, seconds: float | None) -> float | None:
     return words / seconds if seconds else None
-
-
-def parse_child_result(path: Path) -> dict | None:
-    from _pipeline_children import RESULT
-
-    lines = [ln for ln in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-             if ln.startswith(RESULT)]
-    return json.loads(lines[-1][len(RESULT):]) if lines else None
-
-
-def tail(path: Path, n: int = 25) -> str:
-    return "\n".join(Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[-n:])
-
-
-def run_measured(cmd: list[str], log_path: Path, *, check: bool = True) -> dict:
-    """Run ``cmd`` as a child (stdin closed, stdout and stderr to ``log_path``): its wall seconds, its own CPU
-    seconds (user + sys, its waited-for descendants included) and peak RSS from ``os.wait4``; the load around it;
-    the :func:`child_result` it printed, if any."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    load0 = load()
-    t0 = time.perf_counter()
-    with open(log_path, "w", encoding="utf-8") as logf:
-        proc = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    rec = {"cmd": [str(c) for c in cmd], "rc": proc.returncode, "wall_s": wall, "user_s": ru.ru_utime,
-           "sys_s": ru.ru_stime, "cpu_s": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024,
-           "load_before": load0, "load_after": load(), "log": str(log_path)}
-    if check and proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(rec['cmd'])} exited with {proc.returncode}; log {log_path}:\n{tail(log_path)}")
-    result = parse_child_result(log_path)
-    if result is not None:
-        rec["child"] = result
-    return rec
 
 
 def run_child(mode: str, spec: dict, log_path: Path) -> dict:
