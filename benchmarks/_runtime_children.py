@@ -9,8 +9,10 @@ thread of the process).
   calls every stage's method is wrapped by a clock — ``tokenizer.tokenize``, ``tagger.annotate``,
   ``lemmatizer.annotate``, ``parser.parse`` on the loaded stage objects, and ``Document.to_conllu`` (writing) — so
   the stages are timed as the pipeline itself calls them, whatever its glue; a call inside another timed call counts
-  for the inner one only; what no clock saw is ``other``. With ``profile``: one more call under cProfile (clocks
-  removed, CPU clock), its statistics written as text there; with ``profile_load``: a second ``load`` likewise.
+  for the inner one only; what no clock saw is ``other``. The CPU seconds of child processes that finished during a
+  call (a worker pool) and the count of those still running after it are recorded beside. With ``profile``: one
+  more call under cProfile (clocks removed, CPU clock), its statistics written as text there; with
+  ``profile_load``: a second ``load`` likewise.
 - ``udpipe-inprocess``: ``ufal.udpipe``: load, one untimed ``Pipeline.process``, ``calls`` timed ones; then one run
   stage by stage through the model's own calls (``newTokenizer`` → ``tag`` → ``parse`` → the CoNLL-U output
   format), each stage timed, and whether that run's output equals ``Pipeline.process``'s.
@@ -25,6 +27,7 @@ import json
 import os
 import pstats
 import re
+import resource
 import sys
 import threading
 import time
@@ -45,6 +48,23 @@ def rss_mb() -> dict:
             if line.startswith(("VmRSS:", "VmHWM:")):
                 out[line.split(":")[0]] = int(line.split()[1]) / 1024
     return {"rss_mb": out.get("VmRSS"), "peak_rss_mb": out.get("VmHWM")}
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user + sys) of this process's finished, waited-for child processes (a worker pool's, say)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def live_children() -> int:
+    """Child processes of this one still running (their CPU time is in no clock of this process yet)."""
+    me, n = str(os.getpid()), 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            n += stat.read_text().rsplit(")", 1)[1].split()[1] == me
+        except (OSError, IndexError):
+            continue
+    return n
 
 
 class StageClocks:
@@ -164,10 +184,12 @@ def swvp_inprocess_child(spec: dict) -> None:
     try:
         for _ in range(spec["calls"]):
             clocks.reset()
+            kids = children_cpu_s()
             t = stamp()
             out = model(text)
             total = since(t)
-            runs.append({"total_s": total, "stages_s": clocks.snapshot(total), "stage_calls": dict(clocks.calls)})
+            runs.append({"total_s": total, "stages_s": clocks.snapshot(total), "stage_calls": dict(clocks.calls),
+                         "children_cpu_s": children_cpu_s() - kids, "live_children": live_children()})
     finally:
         unwrap(undo)
     mem_runs = rss_mb()  # before the profiles: their second model is not the pipeline's memory
