@@ -623,8 +623,8 @@ def install_section(r: dict, targets: list) -> list[str]:
         lines.append(f"- {name}: installed package {s['bytes'] / 1e6:.1f} MB (Python {s['py_bytes'] / 1e6:.1f}, "
                      f"bytecode {s['pyc_bytes'] / 1e6:.1f}, compiled kernels {s['kernel_cache_bytes'] / 1e6:.1f} MB "
                      f"in {s['kernel_cache_files']} files: {s['nbi_files']} .nbi, {s['nbc_files']} .nbc); "
-                     f"site-packages with the dependencies {v['site_packages_bytes'] / 1e6:.0f} MB; "
-                     + ", ".join(f"{k} {x}" for k, x in (v.get("versions") or {}).items()) + ".")
+                     f"site-packages with the dependencies {v['site_packages_bytes'] / 1e6:.0f} MB"
+                     + "".join(f"; {k} {x}" for k, x in (v.get("versions") or {}).items()) + ".")
     first = r["variants"]["compile"]["first_parse"]
     targets.append(check(first["wall_s"] <= FIRST_PARSE_WALL_S,
                          f"first `swvp parse` after install: {first['wall_s']:.1f} s wall ≤ {FIRST_PARSE_WALL_S:g} s "
@@ -642,8 +642,9 @@ def first_train_section(r: dict, targets: list) -> list[str]:
         st = ", ".join(f"{k} {v:.1f}" for k, v in (x["stage_cpu_s"] or {}).items())
         lines.append(f"| {name} | {x['cpu_s']:.1f} | {x['wall_s']:.1f} | {x['max_rss_mb']:.0f} | {x['compiled']} | "
                      f"{st} | {x['load_before']} → {x['load_after']} |")
-    same = ("byte-identical" if r["same_model"] else "identical but for the header (it records training times)"
-            if r.get("same_arrays") else "**different** (their arrays differ)")
+    same = ("byte-identical" if r["same_model"] else "not byte-identical (arrays not compared)"
+            if r.get("same_arrays") is None else "identical but for the header (it records training times)"
+            if r["same_arrays"] else "**different** (their arrays differ)")
     lines += ["", f"first / warm CPU: {r['first_over_warm_cpu']:.3f}; the two models are {same}."]
     targets.append(check(r["first_over_warm_cpu"] <= FIRST_TRAIN_RATIO,
                          f"first training {r['runs']['first']['cpu_s']:.1f} s CPU ≤ {FIRST_TRAIN_RATIO:g} × warm "
