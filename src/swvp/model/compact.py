@@ -1,0 +1,125 @@
+"""Compact weight vectors: what a trained model decodes with.
+
+A trained perceptron's weight vector is mostly zeros (the transition parser's hashed tables hold ~3 M non-zeros in
+~32 M entries), and decoding only reads it. :class:`CompactVector` keeps the bitwise non-zero entries (``-0.0``
+included) in position order with a bitmap directory of 16 bytes per 64 positions
+(:mod:`swvp.model._compact_kernels`): entry i is found with one popcount, a run of entries (a parser's row of
+action weights) is walked stored entry by stored entry. Every entry reads back bit for bit, so decoding from it
+gives the scores, hence the outputs, of the dense vector. Training keeps dense weights (they change); decoding
+converts them once.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from swvp._config import FLOAT
+
+__all__ = ["CompactVector", "CompactWeights", "as_compact", "decoding_weights"]
+
+#: The kernels' form of a compact vector: ``blocks`` (uint64, two per 64 positions: the presence bits, the entries
+#: stored before the block) and ``values`` (float64, the stored entries in position order).
+CompactWeights = namedtuple("CompactWeights", ["blocks", "values"])
+
+_U64 = np.uint64
+
+
+class CompactVector:
+    """A float64 vector of ``size`` entries stored as its bitwise non-zero entries and a bitmap directory.
+
+    Build it with :meth:`from_dense` or :meth:`from_entries`; :meth:`kernel` is what the decoding kernels read,
+    :meth:`entries` and :meth:`dense` give the vector back exactly. The arrays are read only: processes forked
+    after loading share their pages.
+    """
+
+    __slots__ = ("size", "blocks", "values")
+
+    def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray):
+        self.size = int(size)
+        self.blocks = blocks
+        self.values = values
+        for a in (blocks, values):
+            a.flags.writeable = False
+
+    @classmethod
+    def from_dense(cls, w: np.ndarray) -> CompactVector:
+        """The compact form of a 1-d real vector (converted to float64)."""
+        w = np.ascontiguousarray(w, dtype=FLOAT)
+        if w.ndim != 1:
+            raise ValueError(f"a weight vector is 1-d, got shape {w.shape}")
+        index = np.flatnonzero(w.view(np.uint64))  # bitwise: -0.0 is kept
+        return cls.from_entries(w.shape[0], index, w[index])
+
+    @classmethod
+    def from_entries(cls, size: int, index: np.ndarray, values: np.ndarray) -> CompactVector:
+        """The vector of ``size`` entries holding ``values`` at the strictly increasing positions ``index`` and 0.0
+        elsewhere (ValueError if the positions are not increasing or out of range)."""
+        size = int(size)
+        index = np.asarray(index)
+        values = np.ascontiguousarray(values, dtype=FLOAT)
+        if size < 0 or index.ndim != 1 or index.dtype.kind not in "iu" or values.shape != index.shape:
+            raise ValueError("a compact vector needs a size >= 0 and as many positions (integers) as values")
+        if index.size and (index[0] < 0 or index[-1] >= size or np.any(index[1:] <= index[:-1])):
+            raise ValueError("positions must be increasing and within the vector")
+        n_blocks = (size + 63) >> 6
+        blocks = np.zeros((n_blocks, 2), _U64)
+        if index.size:
+            index = index.astype(np.int64, copy=False)
+            b = index >> 6
+            first = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1])))
+            bits = np.left_shift(_U64(1), (index & 63).astype(_U64))
+            blocks[b[first], 0] = np.add.reduceat(bits, first)  # distinct bits: their sum is their union
+            counts = np.bincount(b, minlength=n_blocks)
+            np.cumsum(counts[:-1], out=blocks[1:, 1])
+        return cls(size, blocks.reshape(-1), values)
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries."""
+        return int(self.values.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays."""
+        return int(self.blocks.nbytes + self.values.nbytes)
+
+    def kernel(self) -> CompactWeights:
+        """The kernels' form (:data:`CompactWeights`)."""
+        return CompactWeights(self.blocks, self.values)
+
+    def entries(self) -> np.ndarray:
+        """The positions of the stored entries (int64, increasing)."""
+        bits = np.unpackbits(self.blocks[0::2].astype("<u8").view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits[:self.size]).astype(np.int64)
+
+    def dense(self) -> np.ndarray:
+        """The vector as a new dense float64 array."""
+        w = np.zeros(self.size, FLOAT)
+        w[self.entries()] = self.values
+        return w
+
+    def __eq__(self, other) -> bool:
+        """Bitwise equality of the vectors."""
+        return (isinstance(other, CompactVector) and self.size == other.size
+                and np.array_equal(self.blocks, other.blocks)
+                and self.values.view(np.uint64).tobytes() == other.values.view(np.uint64).tobytes())
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"CompactVector(size={self.size}, nnz={self.nnz})"
+
+
+def as_compact(w, size: int | None = None) -> CompactVector:
+    """``w`` as a :class:`CompactVector` (a dense vector is converted); ``size``: the length it must have."""
+    cw = w if isinstance(w, CompactVector) else CompactVector.from_dense(w)
+    if size is not None and cw.size != size:
+        raise ValueError(f"weights must have shape ({size},), got ({cw.size},)")
+    return cw
+
+
+def decoding_weights(w, size: int) -> CompactWeights:
+    """The kernels' compact form of weights ``w`` (dense or :class:`CompactVector`) of length ``size``."""
+    return as_compact(w, size).kernel()
