@@ -1,10 +1,11 @@
 """Reading a compact weight vector from njit kernels (:mod:`swvp.model.compact`): one entry, or a run of entries
 scattered into a row of scores.
 
-A compact vector is ``(blocks, values)``: ``values`` (float64) are the stored entries in position order and
+A compact vector is ``(blocks, values, scale)``: ``values`` are the stored entries in position order (float64 with
+``scale`` 1.0, or quantised integers with ``scale`` a power of two: an entry is ``values[p] * scale``, exactly) and
 ``blocks`` (uint64, 2·⌈size/64⌉) the directory — ``blocks[2b]`` has bit j set when position 64·b + j is stored,
 ``blocks[2b + 1]`` counts the entries stored before block b. Entry i is then ``values[blocks[2b + 1] +
-popcount(blocks[2b] & (2^j − 1))]`` (b = i >> 6, j = i & 63), or 0.0 when its bit is clear: a block's bits and
+popcount(blocks[2b] & (2^j − 1))] * scale`` (b = i >> 6, j = i & 63), or 0.0 when its bit is clear: a block's bits and
 count share a cache line, and 64 positions cost 16 bytes where dense storage costs 512.
 
 :func:`weight_at` reads either form (a dense array too), so that one kernel source serves training (dense weights
@@ -17,9 +18,9 @@ import numpy as np
 from numba import config, njit, types, uint64
 from numba.extending import intrinsic, overload
 
-from swvp._config import NJIT_NO_ALLOC
+from swvp._config import NJIT, NJIT_NO_ALLOC
 
-__all__ = ["add_run", "compact_at", "popcount", "trailing_zeros", "weight_at"]
+__all__ = ["add_run", "blocks_from_gaps", "compact_at", "popcount", "trailing_zeros", "weight_at"]
 
 
 @intrinsic
@@ -67,15 +68,15 @@ _LOW = np.uint64(63)
 
 
 @njit(inline="always", **NJIT_NO_ALLOC)
-def compact_at(blocks, values, i):
-    """Entry i of the compact vector ``(blocks, values)``: its stored value, or 0.0."""
+def compact_at(blocks, values, scale, i):
+    """Entry i of the compact vector ``(blocks, values, scale)``: its stored value (times ``scale``), or 0.0."""
     i = uint64(i)
     b = (i >> _SIX) << _ONE
     j = i & _LOW
     word = blocks[b]
     if (word >> j) & _ONE == 0:
         return 0.0
-    return values[blocks[b + _ONE] + popcount(word & ((_ONE << j) - _ONE))]
+    return values[blocks[b + _ONE] + popcount(word & ((_ONE << j) - _ONE))] * scale
 
 
 
@@ -84,7 +85,7 @@ def weight_at(w, i):
     the same float64 either way."""
     if isinstance(w, np.ndarray):
         return w[i]
-    return compact_at(w.blocks, w.values, i)
+    return compact_at(w.blocks, w.values, w.scale, i)
 
 
 @overload(weight_at, jit_options=NJIT_NO_ALLOC)
@@ -92,12 +93,12 @@ def _weight_at(w, i):
     if isinstance(w, types.Array):
         return lambda w, i: w[i]
     if isinstance(w, types.BaseNamedTuple):
-        return lambda w, i: compact_at(w.blocks, w.values, i)
+        return lambda w, i: compact_at(w.blocks, w.values, w.scale, i)
     return None
 
 
 @njit(inline="always", **NJIT_NO_ALLOC)
-def add_run(blocks, values, start, width, out):
+def add_run(blocks, values, scale, start, width, out):
     """``out[k] += entry(start + k)`` for k < ``width`` over the stored entries only, in position order (an absent
     entry is 0.0, and adding +0.0 changes no sum that started at +0.0: the scores are those of the dense row).
 
@@ -115,7 +116,7 @@ def add_run(blocks, values, start, width, out):
         if end < nxt:
             bits &= (_ONE << (end - cell)) - _ONE
         while bits != 0:
-            out[cell + trailing_zeros(bits) - start] += values[p]
+            out[cell + trailing_zeros(bits) - start] += values[p] * scale
             p += _ONE
             bits &= bits - _ONE
         if end <= nxt:
@@ -123,3 +124,22 @@ def add_run(blocks, values, start, width, out):
         b += uint64(2)
         cell = nxt
         bits = blocks[b]
+
+
+@njit(**NJIT)
+def blocks_from_gaps(gaps, size, blocks):
+    """Fill the zeroed directory ``blocks`` of a vector of ``size`` entries whose stored positions lie ``gaps``
+    apart (position k is position k − 1 plus ``gaps[k] + 1``, the first ``gaps[0]``): one pass, no position array.
+    Returns the last position (−1: none); a return value >= ``size`` means the gaps overrun the vector (the caller
+    refuses them; every gap must be below ``size``, so the sum cannot overflow)."""
+    pos = -1
+    for k in range(gaps.shape[0]):
+        pos += np.int64(gaps[k]) + 1
+        if pos >= size:
+            return pos
+        blocks[2 * (pos >> 6)] |= _ONE << np.uint64(pos & 63)
+    count = np.uint64(0)
+    for b in range(blocks.shape[0] // 2):
+        blocks[2 * b + 1] = count
+        count += popcount(blocks[2 * b])
+    return pos

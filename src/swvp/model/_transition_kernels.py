@@ -78,6 +78,7 @@ def add_compact_rows(cw, table, rows, nf, L, acc):
     A = 1 + 2 * L
     blocks = cw.blocks
     values = cw.values
+    scale = cw.scale
     for f in range(min(nf, AHEAD)):
         prefetch(blocks, (uint64(rows[f]) >> _SIX) << _ONE)
     for a in range(A):
@@ -91,11 +92,11 @@ def add_compact_rows(cw, table, rows, nf, L, acc):
             prefetch(blocks, (uint64(rows[f + AHEAD]) >> _SIX) << _ONE)
         base = uint64(rows[f])
         if table[f, C_CONJ] == CONJ_ACTION:
-            add_run(blocks, values, base, A, acc)
+            add_run(blocks, values, scale, base, A, acc)
         else:
             moves = True
             for k in range(N_MOVES):
-                v = compact_at(blocks, values, base + uint64(k))
+                v = compact_at(blocks, values, scale, base + uint64(k))
                 if k == 0:
                     m0 += v
                 elif k == 1:

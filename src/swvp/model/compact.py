@@ -16,12 +16,14 @@ from collections import namedtuple
 import numpy as np
 
 from swvp._config import FLOAT
+from swvp.model._compact_kernels import blocks_from_gaps
 
 __all__ = ["CompactVector", "CompactWeights", "as_compact", "decoding_weights"]
 
 #: The kernels' form of a compact vector: ``blocks`` (uint64, two per 64 positions: the presence bits, the entries
-#: stored before the block) and ``values`` (float64, the stored entries in position order).
-CompactWeights = namedtuple("CompactWeights", ["blocks", "values"])
+#: stored before the block), ``values`` (the stored entries in position order: float64, or integers) and ``scale``
+#: (a stored entry is ``values[p] * scale``: 1.0 for float64 values, a power of two for quantised ones).
+CompactWeights = namedtuple("CompactWeights", ["blocks", "values", "scale"])
 
 _U64 = np.uint64
 
@@ -30,16 +32,22 @@ class CompactVector:
     """A float64 vector of ``size`` entries stored as its bitwise non-zero entries and a bitmap directory.
 
     Build it with :meth:`from_dense` or :meth:`from_entries`; :meth:`kernel` is what the decoding kernels read,
-    :meth:`entries` and :meth:`dense` give the vector back exactly. The arrays are read only: processes forked
-    after loading share their pages.
+    :meth:`entries` and :meth:`dense` give the vector back exactly. The values are float64, or integers times a
+    power of two ``scale`` (quantised weights, :mod:`swvp.persistence`: int16, 2 bytes per entry instead of 8; each
+    reads as the float64 ``value * scale`` exactly; one integer type, so that one more decoder is compiled, not
+    one per width). The arrays are read only: processes forked after loading share their
+    pages.
     """
 
-    __slots__ = ("size", "blocks", "values")
+    __slots__ = ("size", "blocks", "values", "scale")
 
-    def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray):
+    def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray, scale: float = 1.0):
         self.size = int(size)
         self.blocks = blocks
         self.values = values
+        self.scale = float(scale)
+        if values.dtype != FLOAT and (values.dtype != np.int16 or np.frexp(self.scale)[0] != 0.5):
+            raise ValueError("compact values are float64, or int16 times a power of two")
         for a in (blocks, values):
             a.flags.writeable = False
 
@@ -53,12 +61,14 @@ class CompactVector:
         return cls.from_entries(w.shape[0], index, w[index])
 
     @classmethod
-    def from_entries(cls, size: int, index: np.ndarray, values: np.ndarray) -> CompactVector:
+    def from_entries(cls, size: int, index: np.ndarray, values: np.ndarray, scale: float | None = None
+                     ) -> CompactVector:
         """The vector of ``size`` entries holding ``values`` at the strictly increasing positions ``index`` and 0.0
-        elsewhere (ValueError if the positions are not increasing or out of range)."""
+        elsewhere (ValueError if the positions are not increasing or out of range); with ``scale``, ``values`` are
+        integers and entry p is ``values[p] * scale``."""
         size = int(size)
         index = np.asarray(index)
-        values = np.ascontiguousarray(values, dtype=FLOAT)
+        values = np.ascontiguousarray(values, dtype=FLOAT if scale is None else None)
         if size < 0 or index.ndim != 1 or index.dtype.kind not in "iu" or values.shape != index.shape:
             raise ValueError("a compact vector needs a size >= 0 and as many positions (integers) as values")
         if index.size and (index[0] < 0 or index[-1] >= size or np.any(index[1:] <= index[:-1])):
@@ -73,7 +83,24 @@ class CompactVector:
             blocks[b[first], 0] = np.add.reduceat(bits, first)  # distinct bits: their sum is their union
             counts = np.bincount(b, minlength=n_blocks)
             np.cumsum(counts[:-1], out=blocks[1:, 1])
-        return cls(size, blocks.reshape(-1), values)
+        return cls(size, blocks.reshape(-1), values, 1.0 if scale is None else scale)
+
+    @classmethod
+    def from_gaps(cls, size: int, gaps: np.ndarray, values: np.ndarray, scale: float | None = None
+                  ) -> CompactVector:
+        """As :meth:`from_entries`, the positions given by their gaps (``gaps[k]`` entries lie between stored
+        entry k − 1 and k; the first is at ``gaps[0]``), as a model file stores them: no position array is built."""
+        size = int(size)
+        gaps = np.ascontiguousarray(gaps)
+        values = np.ascontiguousarray(values, dtype=FLOAT if scale is None else None)
+        if size < 0 or gaps.ndim != 1 or gaps.dtype.kind not in "iu" or values.shape != gaps.shape:
+            raise ValueError("a compact vector needs a size >= 0 and as many gaps (integers) as values")
+        if gaps.size and (int(gaps.min()) < 0 or int(gaps.max()) >= size):
+            raise ValueError("positions must be increasing and within the vector")
+        blocks = np.zeros(2 * ((size + 63) >> 6), _U64)
+        if gaps.size and blocks_from_gaps(gaps, size, blocks) >= size:
+            raise ValueError("positions must be increasing and within the vector")
+        return cls(size, blocks, values, 1.0 if scale is None else scale)
 
     @property
     def nnz(self) -> int:
@@ -85,9 +112,18 @@ class CompactVector:
         """Bytes of the arrays."""
         return int(self.blocks.nbytes + self.values.nbytes)
 
+    @property
+    def quantized(self) -> bool:
+        """Whether the values are integers times ``scale``."""
+        return self.values.dtype != FLOAT
+
+    def float_values(self) -> np.ndarray:
+        """The stored entries as float64 (the values themselves, or a new array of ``value * scale``)."""
+        return self.values if not self.quantized else self.values.astype(FLOAT) * self.scale
+
     def kernel(self) -> CompactWeights:
         """The kernels' form (:data:`CompactWeights`)."""
-        return CompactWeights(self.blocks, self.values)
+        return CompactWeights(self.blocks, self.values, self.scale)
 
     def entries(self) -> np.ndarray:
         """The positions of the stored entries (int64, increasing)."""
@@ -97,14 +133,14 @@ class CompactVector:
     def dense(self) -> np.ndarray:
         """The vector as a new dense float64 array."""
         w = np.zeros(self.size, FLOAT)
-        w[self.entries()] = self.values
+        w[self.entries()] = self.float_values()
         return w
 
     def __eq__(self, other) -> bool:
         """Bitwise equality of the vectors."""
         return (isinstance(other, CompactVector) and self.size == other.size
                 and np.array_equal(self.blocks, other.blocks)
-                and self.values.view(np.uint64).tobytes() == other.values.view(np.uint64).tobytes())
+                and self.float_values().tobytes() == other.float_values().tobytes())
 
     __hash__ = None
 
