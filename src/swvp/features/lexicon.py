@@ -113,6 +113,7 @@ class CandidateLexicon:
         self._lptr, self._tails = lptr, tails
         self._gptr, self._glabels, self._gcounts = gptr, glabels, gcounts
         self._by_tail: dict[int, dict[str, int]] = {}
+        self._rows: dict[int, list[tuple[int, int]]] = {}
         self._tail_free = all(t == "" for t in tails)
         self._global_levels = [lev for lev in levels if lev.startswith(_SEP + _SEP)]
 
@@ -136,8 +137,12 @@ class CandidateLexicon:
         return by_tail
 
     def _pairs(self, row: int) -> list[tuple[int, int]]:
-        a, b = self._gptr[row], self._gptr[row + 1]
-        return list(zip(self._glabels[a:b].tolist(), self._gcounts[a:b].tolist()))
+        """Guesser row ``row`` as a list (built when first read: the levels of common suffixes serve many words)."""
+        pairs = self._rows.get(row)
+        if pairs is None:
+            a, b = self._gptr[row], self._gptr[row + 1]
+            pairs = self._rows[row] = list(zip(self._glabels[a:b].tolist(), self._gcounts[a:b].tolist()))
+        return pairs
 
     @property
     def forms(self) -> dict[str, dict[int, int]]:

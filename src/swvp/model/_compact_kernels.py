@@ -1,12 +1,13 @@
 """Reading a compact weight vector from njit kernels (:mod:`swvp.model.compact`): one entry, or a run of entries
 scattered into a row of scores.
 
-A compact vector is ``(blocks, values, scale)``: ``values`` are the stored entries in position order (float64 with
-``scale`` 1.0, or quantised integers with ``scale`` a power of two: an entry is ``values[p] * scale``, exactly) and
+A compact vector is ``(blocks, values, scale)``: ``values`` are the stored entries in position order, then one 0
+(float64 with ``scale`` 1.0, or quantised integers with ``scale`` a power of two: an entry is ``values[p] * scale``,
+exactly) and
 ``blocks`` (uint64, 2·⌈size/64⌉) the directory — ``blocks[2b]`` has bit j set when position 64·b + j is stored,
 ``blocks[2b + 1]`` counts the entries stored before block b. Entry i is then ``values[blocks[2b + 1] +
-popcount(blocks[2b] & (2^j − 1))] * scale`` (b = i >> 6, j = i & 63), or 0.0 when its bit is clear: a block's bits and
-count share a cache line, and 64 positions cost 16 bytes where dense storage costs 512.
+popcount(blocks[2b] & (2^j − 1))] * scale`` (b = i >> 6, j = i & 63), or the final 0 when its bit is clear: a
+block's bits and count share a cache line, and 64 positions cost 16 bytes where dense storage costs 512.
 
 :func:`weight_at` reads either form (a dense array too), so that one kernel source serves training (dense weights
 that change) and decoding (compact weights, read only); numba compiles one version per form.
@@ -74,9 +75,11 @@ def compact_at(blocks, values, scale, i):
     b = (i >> _SIX) << _ONE
     j = i & _LOW
     word = blocks[b]
-    if (word >> j) & _ONE == 0:
-        return 0.0
-    return values[blocks[b + _ONE] + popcount(word & ((_ONE << j) - _ONE))] * scale
+    p = blocks[b + _ONE] + popcount(word & ((_ONE << j) - _ONE))
+    # an absent entry reads the 0 that ``values`` ends with: a selected index, not a branch to mispredict, and
+    # always the same (cached) place
+    p = p if (word >> j) & _ONE != 0 else uint64(values.shape[0] - 1)
+    return values[p] * scale
 
 
 

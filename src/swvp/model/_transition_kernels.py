@@ -95,14 +95,9 @@ def add_compact_rows(cw, table, rows, nf, L, acc):
             add_run(blocks, values, scale, base, A, acc)
         else:
             moves = True
-            for k in range(N_MOVES):
-                v = compact_at(blocks, values, scale, base + uint64(k))
-                if k == 0:
-                    m0 += v
-                elif k == 1:
-                    m1 += v
-                else:
-                    m2 += v
+            m0 += compact_at(blocks, values, scale, base)
+            m1 += compact_at(blocks, values, scale, base + _ONE)
+            m2 += compact_at(blocks, values, scale, base + uint64(2))
     if moves:
         acc[0] += m0
         for a in range(1, 1 + L):

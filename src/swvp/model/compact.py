@@ -21,8 +21,8 @@ from swvp.model._compact_kernels import blocks_from_gaps
 __all__ = ["CompactVector", "CompactWeights", "as_compact", "decoding_weights"]
 
 #: The kernels' form of a compact vector: ``blocks`` (uint64, two per 64 positions: the presence bits, the entries
-#: stored before the block), ``values`` (the stored entries in position order: float64, or integers) and ``scale``
-#: (a stored entry is ``values[p] * scale``: 1.0 for float64 values, a power of two for quantised ones).
+#: stored before the block), ``values`` (the stored entries in position order, then a 0: float64, or integers) and
+#: ``scale`` (a stored entry is ``values[p] * scale``: 1.0 for float64 values, a power of two for quantised ones).
 CompactWeights = namedtuple("CompactWeights", ["blocks", "values", "scale"])
 
 _U64 = np.uint64
@@ -39,16 +39,17 @@ class CompactVector:
     pages.
     """
 
-    __slots__ = ("size", "blocks", "values", "scale")
+    __slots__ = ("size", "blocks", "values", "scale", "_padded")
 
     def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray, scale: float = 1.0):
         self.size = int(size)
         self.blocks = blocks
-        self.values = values
+        self._padded = np.concatenate([values, np.zeros(1, values.dtype)])  # what an absent entry reads
+        self.values = self._padded[:-1]
         self.scale = float(scale)
         if values.dtype != FLOAT and (values.dtype != np.int16 or np.frexp(self.scale)[0] != 0.5):
             raise ValueError("compact values are float64, or int16 times a power of two")
-        for a in (blocks, values):
+        for a in (blocks, self._padded, self.values):
             a.flags.writeable = False
 
     @classmethod
@@ -110,7 +111,7 @@ class CompactVector:
     @property
     def nbytes(self) -> int:
         """Bytes of the arrays."""
-        return int(self.blocks.nbytes + self.values.nbytes)
+        return int(self.blocks.nbytes + self._padded.nbytes)
 
     @property
     def quantized(self) -> bool:
@@ -123,7 +124,7 @@ class CompactVector:
 
     def kernel(self) -> CompactWeights:
         """The kernels' form (:data:`CompactWeights`)."""
-        return CompactWeights(self.blocks, self.values, self.scale)
+        return CompactWeights(self.blocks, self._padded, self.scale)
 
     def entries(self) -> np.ndarray:
         """The positions of the stored entries (int64, increasing)."""
