@@ -15,7 +15,7 @@ import numpy as np
 import swvp
 from swvp.model.compact import CompactVector
 
-__all__ = ["v2_contents", "write_v2"]
+__all__ = ["read_header", "rewrite_header", "v2_contents", "write_v1", "write_v2"]
 
 
 def write_v2(path, kind: str, meta: dict, arrays: dict) -> None:
@@ -36,6 +36,12 @@ def write_v2(path, kind: str, meta: dict, arrays: dict) -> None:
         meta["sparse_arrays"] = sparse
     members["__meta__"] = np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8)
     np.savez(path, **members)
+
+
+def write_v1(path, kind: str, meta: dict, arrays: dict) -> None:
+    """Write ``meta`` and ``arrays`` as format version 1 did: dense arrays, ``np.savez_compressed``."""
+    meta = {**meta, "format_version": 1, "library_version": swvp.__version__, "kind": kind}
+    np.savez_compressed(path, __meta__=np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8), **arrays)
 
 
 def _stage_v2(kind: str, meta: dict, arrays: dict) -> tuple[dict, dict]:

@@ -662,7 +662,7 @@ def test_quantised_vectors_round_to_a_power_of_two_step_and_stay_quantised(tmp_p
     assert med / 2 ** (persistence.QUANTIZE_BITS + 1) < step <= med / 2 ** persistence.QUANTIZE_BITS
     _, arrays = load_model(tmp_path / "q.npz")
     q = arrays["w"]
-    assert q.quantized and q.values.dtype == np.int16 and q.scale == step
+    assert q.quantized and q.values.dtype in (np.int16, np.int32) and q.scale == step
     assert np.abs(q.dense() - w).max() <= step / 2
     assert np.array_equal(q.dense() != 0, np.abs(w) >= step / 2)  # weights that round to 0 are dropped
     assert arrays["exact"].tobytes() == w.tobytes()  # plain arrays are never quantised
@@ -757,3 +757,12 @@ def test_zlib_files_load_where_zstandard_is_missing(tmp_path, monkeypatch):
         m.setattr(persistence, "_zstd", lambda: None)
         with pytest.raises(ModelFormatError, match="zstandard"):
             load_model(tmp_path / "s.npz")
+
+
+def test_quantised_values_wider_than_int16_stay_integers(tmp_path):
+    w = np.zeros(5000)
+    w[:100] = 1.0
+    w[100] = 5000.0  # 5000 / 2**-9 does not fit int16
+    save_model(tmp_path / "q.npz", "k", {}, {"w": CompactVector.from_dense(w)}, lossless=False)
+    q = load_model(tmp_path / "q.npz")[1]["w"]
+    assert q.values.dtype == np.int32 and q.dense().tobytes() == w.tobytes()

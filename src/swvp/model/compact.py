@@ -33,10 +33,10 @@ class CompactVector:
 
     Build it with :meth:`from_dense` or :meth:`from_entries`; :meth:`kernel` is what the decoding kernels read,
     :meth:`entries` and :meth:`dense` give the vector back exactly. The values are float64, or integers times a
-    power of two ``scale`` (quantised weights, :mod:`swvp.persistence`: int16, 2 bytes per entry instead of 8; each
-    reads as the float64 ``value * scale`` exactly; one integer type, so that one more decoder is compiled, not
-    one per width). The arrays are read only: processes forked after loading share their
-    pages.
+    power of two ``scale`` (quantised weights, :mod:`swvp.persistence`: int16, 2 bytes per entry instead of 8, or
+    int32 where the range needs it; each reads as the float64 ``value * scale`` exactly; two integer types, so that
+    two more decoders are compiled, not one per width). The arrays are read only: processes forked after loading
+    share their pages.
     """
 
     __slots__ = ("size", "blocks", "values", "scale", "_padded")
@@ -47,8 +47,8 @@ class CompactVector:
         self._padded = np.concatenate([values, np.zeros(1, values.dtype)])  # what an absent entry reads
         self.values = self._padded[:-1]
         self.scale = float(scale)
-        if values.dtype != FLOAT and (values.dtype != np.int16 or np.frexp(self.scale)[0] != 0.5):
-            raise ValueError("compact values are float64, or int16 times a power of two")
+        if values.dtype != FLOAT and (values.dtype not in (np.int16, np.int32) or np.frexp(self.scale)[0] != 0.5):
+            raise ValueError("compact values are float64, or int16 or int32 times a power of two")
         for a in (blocks, self._padded, self.values):
             a.flags.writeable = False
 
