@@ -766,3 +766,17 @@ def test_quantised_values_wider_than_int16_stay_integers(tmp_path):
     save_model(tmp_path / "q.npz", "k", {}, {"w": CompactVector.from_dense(w)}, lossless=False)
     q = load_model(tmp_path / "q.npz")[1]["w"]
     assert q.values.dtype == np.int32 and q.dense().tobytes() == w.tobytes()
+
+
+def test_mostly_zero_arrays_of_every_type_round_trip(tmp_path):
+    arrays = {}
+    for dt in (np.int8, np.int32, np.int64, np.uint16, np.float32, np.float64):
+        a = np.zeros((40, 50), dt)
+        a[7, 9], a[39, 49] = 3, 1
+        arrays[np.dtype(dt).name] = a
+    save_model(tmp_path / "m.npz", "k", {}, arrays)
+    spec = header(tmp_path / "m.npz")["arrays"]
+    assert {s["kind"] for s in spec.values()} == {"sparse"}
+    _, back = load_model(tmp_path / "m.npz")
+    for k, a in arrays.items():
+        assert back[k].dtype == a.dtype and back[k].shape == a.shape and back[k].tobytes() == a.tobytes(), k

@@ -18,10 +18,10 @@ the header's ``arrays`` entry:
 
 Float values are stored exactly. Averaged perceptron weights are w − u/c with integers w, u and the example count
 c, so most of them are k/c for an integer k: they are stored as k and the difference of their bit pattern from k/c's
-(mostly 0), which compresses to a third of the float64 bytes. A compact vector may instead be stored quantised
-(``save_model(..., lossless=False)``, what :meth:`swvp.tasks.base.Estimator.save` does unless asked for lossless):
-its values rounded to multiples of a power of two ``QUANTIZE_BITS`` binary orders below their median magnitude; that
-changes scores by far less than the margins that decide outputs (benchmarks/README.md, "Model files").
+(mostly 0), which compresses far better than their float64 bytes. A compact vector may instead be stored quantised
+(``save_model(..., lossless=False)``; a pipeline's ``save`` does so unless asked for a lossless file): its values
+rounded to multiples of a power of two ``QUANTIZE_BITS`` binary orders below their median magnitude, which moves
+scores by far less than the margins that decide outputs (benchmarks/README.md, "Model files").
 
 Version 2 files (uncompressed archive, header in ``__meta__``, mostly-zero arrays as ``__sparse_index__NAME`` /
 ``__sparse_values__NAME``) and version 1 files (``np.savez_compressed``, dense) still load.
@@ -252,11 +252,11 @@ def _quantised(values: np.ndarray, bits: int) -> tuple[int, np.ndarray] | None:
 
 
 def _entries(w: _Writer, name: str, index: np.ndarray, values: np.ndarray, quantize: int | None,
-             scale: float = 1.0) -> dict:
-    """Positions (as gaps) and values of the stored entries of a vector (integer ``values`` times ``scale``: a
-    quantised compact vector, stored as it is)."""
+             scale: float | None = None) -> dict:
+    """Positions (as gaps) and values of the stored entries of a vector (with ``scale``, a compact vector's: integer
+    values times ``scale`` are a quantised one, stored as it is)."""
     spec = {}
-    if values.dtype.kind in "iu":
+    if scale is not None and values.dtype.kind in "iu":
         spec["values"] = {"coding": "step", "exp": int(np.frexp(scale)[1]) - 1,
                           "q": w.stream(name + _SEP + "q", _narrow(values))}
     elif quantize is not None and values.dtype == np.float64 and (q := _quantised(values, quantize)) is not None:

@@ -51,6 +51,14 @@ def test_from_entries_refuses_bad_positions():
         as_compact(np.zeros(5), 6)
 
 
+def test_pickles_as_itself():
+    import pickle
+
+    cv = CompactVector.from_dense(adversarial(300, 0.3, 2))
+    back = pickle.loads(pickle.dumps(cv))
+    assert back == cv and back.kernel().values.shape == (cv.nnz + 1,) and not back.values.flags.writeable
+
+
 def test_arrays_are_read_only():
     cv = CompactVector.from_dense(adversarial(200, 0.3, 1))
     with pytest.raises(ValueError):

@@ -145,6 +145,10 @@ class CompactVector:
 
     __hash__ = None
 
+    def __reduce__(self):
+        """Pickled as its size, blocks, values and scale (the padded copy is rebuilt, not sent twice)."""
+        return (CompactVector, (self.size, self.blocks, self.values, self.scale))
+
     def __repr__(self) -> str:
         return f"CompactVector(size={self.size}, nnz={self.nnz})"
 
