@@ -5,11 +5,11 @@ parameters from ``__init__``, ``get_params(deep=True)``, nested ``set_params``, 
 from __future__ import annotations
 
 import inspect
-import json
 
 import numpy as np
 import pytest
 
+from model_files import read_header, rewrite_header
 from swvp import tasks
 from swvp.exceptions import ModelFormatError, NotFittedError
 from swvp.learn.mixing import ParameterMixing
@@ -239,12 +239,9 @@ def test_load_restores_a_parser_learner(tmp_path):
 
 def _strip_params(path):
     """Rewrite a model file as an older swvp wrote it: no ``params`` entry in the header."""
-    with np.load(path, allow_pickle=False) as npz:
-        members = {k: npz[k] for k in npz.files}
-    meta = json.loads(members["__meta__"].tobytes())
+    meta = read_header(path)
     del meta["params"]
-    members["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    np.savez(path, **members)
+    rewrite_header(path, meta)
 
 
 def test_files_without_params_load_with_the_learner_from_their_settings(tmp_path):
@@ -263,12 +260,9 @@ def test_files_without_params_load_with_the_learner_from_their_settings(tmp_path
 def test_unknown_class_in_params_is_a_format_error(tmp_path):
     X, Y = tag_language(20, 4)
     SequenceTagger(learner=Perceptron(epochs=1)).fit(X, Y).save(tmp_path / "m.npz")
-    with np.load(tmp_path / "m.npz", allow_pickle=False) as npz:
-        members = {k: npz[k] for k in npz.files}
-    meta = json.loads(members["__meta__"].tobytes())
+    meta = read_header(tmp_path / "m.npz")
     meta["params"]["learner"]["__class__"] = "os.system"
-    members["__meta__"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    np.savez(tmp_path / "m.npz", **members)
+    rewrite_header(tmp_path / "m.npz", meta)
     with pytest.raises(ModelFormatError, match="unknown class"):
         SequenceTagger.load(tmp_path / "m.npz")
 

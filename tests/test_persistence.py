@@ -13,6 +13,7 @@ import pytest
 import swvp
 from swvp import ModelFormatError, Perceptron, SequenceTagger, persistence
 from swvp.learn.updates import WeightedViolations
+from swvp.model.compact import CompactVector
 from swvp.persistence import FORMAT_VERSION, load_model, save_model
 
 
@@ -59,12 +60,52 @@ def read_members(path) -> dict[str, np.ndarray]:
         return {name: npz[name] for name in npz.files}
 
 
-def header(path) -> dict:
+def envelope(path) -> dict:
     return json.loads(read_members(path)["__meta__"].tobytes().decode("utf-8"))
+
+
+def header(path) -> dict:
+    """The full header as stored: version 3's compressed ``__header__`` (with its ``arrays`` entry), or
+    ``__meta__`` of earlier versions."""
+    members = read_members(path)
+    env = json.loads(members["__meta__"].tobytes().decode("utf-8"))
+    if env.get("format_version") != 3:
+        return env
+    text = persistence._decompress(members["__header__"].tobytes(), env["codec"], env["header_bytes"])
+    return json.loads(text)
+
+
+def with_v3_header(members: dict, meta: dict) -> dict:
+    """The members of a version 3 file with its header replaced by ``meta`` (compressed as the file's codec)."""
+    env = json.loads(members["__meta__"].tobytes().decode("utf-8"))
+    text = json.dumps(meta).encode("utf-8")
+    env["header_bytes"] = len(text)
+    return {**members, "__meta__": np.frombuffer(json.dumps(env).encode("utf-8"), np.uint8),
+            "__header__": np.frombuffer(persistence._compress(text, env["codec"], 3), np.uint8)}
 
 
 def write_npz(path, members: dict) -> None:
     np.savez(path, **members)
+
+
+def write_v2(path, kind: str, meta: dict, arrays: dict) -> None:
+    """A model file as format version 2 wrote it: uncompressed archive, the header in ``__meta__``, a mostly-zero
+    array as ``__sparse_index__NAME`` / ``__sparse_values__NAME`` with its shape and dtype in ``sparse_arrays``."""
+    meta = {**meta, "format_version": 2, "library_version": swvp.__version__, "kind": kind}
+    members, sparse = {}, {}
+    for name, arr in arrays.items():
+        arr = np.asarray(arr)
+        flat = arr.reshape(-1)
+        index = np.flatnonzero(flat.view(np.dtype(f"u{flat.dtype.itemsize}"))) if arr.dtype.kind in "iuf" else None
+        if index is not None and arr.size >= 1024 and index.size * (4 + flat.dtype.itemsize) * 2 <= flat.nbytes:
+            members["__sparse_index__" + name] = index.astype(np.uint32)
+            members["__sparse_values__" + name] = flat[index]
+            sparse[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str}
+        else:
+            members[name] = arr
+    if sparse:
+        meta["sparse_arrays"] = sparse
+    write_npz(path, with_header(members, meta))
 
 
 def with_header(members: dict, meta) -> dict:
@@ -144,10 +185,13 @@ def test_file_is_a_plain_npz_with_a_json_header(model_file):
     path, tagger = model_file
     assert zipfile.is_zipfile(path)
     members = read_members(path)  # allow_pickle=False: every member is a plain array
-    assert all(arr.dtype != object for arr in members.values())
-    assert members["__meta__"].dtype == np.uint8
+    assert all(arr.dtype == np.uint8 for arr in members.values())  # JSON and compressed streams
+    env = envelope(path)  # what any swvp reads first: the version, the kind, the codec
+    assert env == {"format_version": FORMAT_VERSION, "library_version": swvp.__version__, "kind": "sequence-tagger",
+                   "codec": env["codec"], "header_bytes": env["header_bytes"]}
+    assert env["codec"] in ("zstd", "zlib")
     meta = header(path)
-    assert meta["format_version"] == FORMAT_VERSION
+    assert meta["format_version"] == FORMAT_VERSION == 3
     assert meta["library_version"] == swvp.__version__
     assert meta["kind"] == "sequence-tagger"
     assert meta["labels"] == tagger.labels_
@@ -155,13 +199,16 @@ def test_file_is_a_plain_npz_with_a_json_header(model_file):
     assert meta["settings"]["update"] == "CSP" and meta["settings"]["epochs"] == 3
     assert meta["features"]["templates"] == tagger.features
     assert "vocab" in meta["features"]
-    assert np.array_equal(members["coef"], tagger.coef_)
+    assert set(meta["arrays"]) == {"coef", "feature_keys", "feature_ids"}
     meta2, arrays = load_model(path, "sequence-tagger")
-    assert meta2 == meta and "__meta__" not in arrays
+    assert meta2 == {k: v for k, v in meta.items() if k != "arrays"} and "__meta__" not in arrays
+    assert arrays["coef"].tobytes() == tagger.coef_.tobytes()
 
 
 def test_header_is_strict_json(model_file):
-    text = read_members(model_file[0])["__meta__"].tobytes().decode("utf-8")
+    members = read_members(model_file[0])
+    env = envelope(model_file[0])
+    text = persistence._decompress(members["__header__"].tobytes(), env["codec"], env["header_bytes"]).decode()
 
     def refuse(name):
         raise ValueError(f"non-JSON constant {name}")
@@ -190,7 +237,7 @@ def test_save_model_refuses_object_arrays_and_the_reserved_name(tmp_path):
 
 
 def _other_version(path, src):
-    write_npz(path, with_header(read_members(src), {**header(src), "format_version": FORMAT_VERSION + 98}))
+    write_npz(path, with_header(read_members(src), {**envelope(src), "format_version": FORMAT_VERSION + 98}))
     return f"format version {FORMAT_VERSION + 98} is not supported"
 
 
@@ -244,7 +291,7 @@ def _meta_not_utf8(path, src):
 
 
 def _meta_without_version(path, src):
-    meta = header(src)
+    meta = envelope(src)
     del meta["format_version"]
     write_npz(path, with_header(read_members(src), meta))
     return "lacks a format version"
@@ -268,14 +315,55 @@ def _other_kind(path, src):
 
 
 def _wrong_coef_shape(path, src):
+    meta = header(src)
+    meta["arrays"]["coef"]["shape"] = [meta["arrays"]["coef"]["shape"][0] + 1]
+    write_npz(path, with_v3_header(read_members(src), meta))
+    return "inconsistent model file"
+
+
+def _flipped_stream(path, src):
     members = read_members(src)
-    members["coef"] = members["coef"][:-1]
+    name = max((k for k in members if k.startswith("coef#")), key=lambda k: members[k].size)
+    data = members[name].copy()
+    data[len(data) // 2:] ^= 0x5A  # the compressed bytes no longer decompress to the stream
+    members[name] = data
     write_npz(path, members)
-    return "weight vector has shape"
+    return "damaged or unreadable"
+
+
+def _header_not_compressed(path, src):
+    members = read_members(src)
+    members["__header__"] = np.frombuffer(b"{}", np.uint8)
+    write_npz(path, members)
+    return "damaged or unreadable"
+
+
+def _header_of_another_kind(path, src):
+    write_npz(path, with_v3_header(read_members(src), {**header(src), "kind": "graph-parser"}))
+    return "disagrees with the envelope"
+
+
+def _stream_missing(path, src):
+    members = read_members(src)
+    del members[next(k for k in members if k.startswith("feature_keys"))]
+    write_npz(path, members)
+    return "missing"
+
+
+def _stray_member(path, src):
+    write_npz(path, {**read_members(src), "extra": np.zeros(3)})
+    return "not in the header"
+
+
+def _unknown_codec(path, src):
+    write_npz(path, with_header(read_members(src), {**envelope(src), "codec": "brotli"}))
+    return "unknown codec"
 
 
 BAD_FILES = [_other_version, _truncated, _tail_cut, _not_zip, _empty, _no_meta, _zip_of_text, _meta_not_json,
-             _meta_not_utf8, _meta_without_version, _meta_a_list, _pickled_member, _other_kind, _wrong_coef_shape]
+             _meta_not_utf8, _meta_without_version, _meta_a_list, _pickled_member, _other_kind, _wrong_coef_shape,
+             _flipped_stream, _header_not_compressed, _header_of_another_kind, _stream_missing, _stray_member,
+             _unknown_codec]
 
 
 @pytest.mark.parametrize("make_bad", BAD_FILES, ids=[f.__name__.strip("_") for f in BAD_FILES])
@@ -306,13 +394,13 @@ def test_load_model_without_kind_accepts_any_kind(tmp_path):
 @pytest.mark.parametrize("damage", ["coef", "feature_keys", "settings"])
 def test_incomplete_model_raises_model_format_error(tmp_path, model_file, damage):
     members = read_members(model_file[0])
+    meta = header(model_file[0])
     if damage == "settings":
-        meta = header(model_file[0])
         del meta["settings"]
-        members = with_header(members, meta)
-    else:
-        del members[damage]
-    write_npz(tmp_path / "m.npz", members)
+    else:  # the array and its streams
+        del meta["arrays"][damage]
+        members = {k: v for k, v in members.items() if k.split("#")[0] != damage}
+    write_npz(tmp_path / "m.npz", with_v3_header(members, meta))
     with pytest.raises(ModelFormatError):
         SequenceTagger.load(tmp_path / "m.npz")
 
@@ -422,27 +510,31 @@ def _mostly_zero(n: int = 5000) -> np.ndarray:
     return w
 
 
-def test_mostly_zero_arrays_are_stored_sparse_and_read_back_bit_identical(tmp_path):
+def test_version_2_mostly_zero_arrays_read_back_bit_identical(tmp_path):
     w = _mostly_zero()
     ints = np.zeros((40, 50), np.int32)
     ints[7, 9] = -4
     dense = np.arange(3000, dtype=np.float64)  # not sparse: stays as it is
-    save_model(tmp_path / "m.npz", "k", {"x": 1}, {"w": w, "ints": ints, "dense": dense, "small": np.zeros(3)})
+    write_v2(tmp_path / "m.npz", "k", {"x": 1}, {"w": w, "ints": ints, "dense": dense, "small": np.zeros(3)})
     members = read_members(tmp_path / "m.npz")
     assert "w" not in members and members["__sparse_index__w"].tolist() == [3, 17, 999, 4999]
     assert "ints" not in members and "dense" in members and "small" in members
     meta, arrays = load_model(tmp_path / "m.npz", "k")
-    assert meta["x"] == 1 and meta["format_version"] == FORMAT_VERSION == 2 and "sparse_arrays" not in meta
+    assert meta["x"] == 1 and meta["format_version"] == 2 and "sparse_arrays" not in meta
     assert sorted(arrays) == ["dense", "ints", "small", "w"]
     assert arrays["w"].dtype == w.dtype and arrays["w"].view(np.uint64).tolist() == w.view(np.uint64).tolist()
     assert arrays["ints"].dtype == np.int32 and np.array_equal(arrays["ints"], ints)
     assert np.array_equal(arrays["dense"], dense)
 
 
-def test_archive_is_uncompressed(tmp_path):
-    save_model(tmp_path / "m.npz", "k", {}, {"w": _mostly_zero()})
-    with zipfile.ZipFile(tmp_path / "m.npz") as zf:
-        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+def test_version_2_files_still_load(tmp_path):
+    tagger = fitted(features="pos")
+    tagger.save(tmp_path / "v3.npz")
+    meta, arrays = load_model(tmp_path / "v3.npz")
+    write_v2(tmp_path / "v2.npz", meta["kind"], meta, arrays)
+    assert header(tmp_path / "v2.npz")["format_version"] == 2
+    loaded = SequenceTagger.load(tmp_path / "v2.npz")
+    assert loaded.coef_.tobytes() == tagger.coef_.tobytes() and loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
 
 
 def test_a_large_tagger_round_trips_through_a_sparse_coef(tmp_path):
@@ -451,7 +543,7 @@ def test_a_large_tagger_round_trips_through_a_sparse_coef(tmp_path):
     tagger = SequenceTagger(learner=Perceptron(epochs=3), rare_threshold=3).fit(X, Y)
     assert tagger.coef_.size >= persistence._SPARSE_MIN_SIZE
     tagger.save(tmp_path / "m.npz")
-    assert "__sparse_index__coef" in read_members(tmp_path / "m.npz")
+    assert header(tmp_path / "m.npz")["arrays"]["coef"]["kind"] == "sparse"
     loaded = SequenceTagger.load(tmp_path / "m.npz")
     assert loaded.coef_.view(np.uint64).tolist() == tagger.coef_.view(np.uint64).tolist()
     assert loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
@@ -461,13 +553,14 @@ def _as_version_1(src, dst) -> None:
     """Rewrite a model file the way format version 1 wrote it: dense arrays, ``np.savez_compressed``."""
     meta, arrays = load_model(src)
     meta["format_version"] = 1
+    arrays = {k: v.dense() if isinstance(v, CompactVector) else v for k, v in arrays.items()}
     np.savez_compressed(dst, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
 
 
 def test_version_1_files_still_load(tmp_path):
     tagger = fitted(features="pos")
-    tagger.save(tmp_path / "v2.npz")
-    _as_version_1(tmp_path / "v2.npz", tmp_path / "v1.npz")
+    tagger.save(tmp_path / "v3.npz")
+    _as_version_1(tmp_path / "v3.npz", tmp_path / "v1.npz")
     assert "coef" in read_members(tmp_path / "v1.npz") and header(tmp_path / "v1.npz")["format_version"] == 1
     loaded = SequenceTagger.load(tmp_path / "v1.npz")
     assert np.array_equal(loaded.coef_, tagger.coef_) and loaded.predict(HELD_OUT) == tagger.predict(HELD_OUT)
@@ -478,14 +571,14 @@ def test_version_1_files_still_load(tmp_path):
 
 
 def _sparse_file(tmp_path):
-    save_model(tmp_path / "good.npz", "k", {}, {"w": _mostly_zero()})
+    write_v2(tmp_path / "good.npz", "k", {}, {"w": _mostly_zero()})
     return read_members(tmp_path / "good.npz"), header(tmp_path / "good.npz")
 
 
 @pytest.mark.parametrize("damage", ["index_out_of_range", "index_not_increasing", "values_missing", "stray_member",
                                     "dense_and_sparse", "wrong_dtype", "bad_shape", "spec_not_object",
                                     "object_dtype", "length_mismatch"])
-def test_inconsistent_sparse_members_are_format_errors(tmp_path, damage):
+def test_inconsistent_version_2_sparse_members_are_format_errors(tmp_path, damage):
     members, meta = _sparse_file(tmp_path)
     spec = meta["sparse_arrays"]["w"]
     if damage == "index_out_of_range":
@@ -517,3 +610,173 @@ def test_sparse_member_names_are_reserved(tmp_path):
     for name in ("__sparse_index__w", "__sparse_values__w"):
         with pytest.raises(ValueError, match="reserved"):
             save_model(tmp_path / "x.npz", "k", {}, {name: np.zeros(2)})
+
+
+# ------------------------------------------------------------------------------------------------ version 3 storage
+
+
+def _averaged(n: int, nnz: int, c: int, seed: int) -> np.ndarray:
+    """Weights as averaging leaves them: w − u/c for integers w, u (most are k/c; some a few ulps off)."""
+    rng = np.random.default_rng(seed)
+    w = np.zeros(n)
+    at = rng.choice(n, nnz, replace=False)
+    ints = rng.integers(-40, 40, nnz).astype(np.float64)
+    w[at] = ints - rng.integers(-40 * c, 40 * c, nnz) / c
+    return w
+
+
+def test_compact_vectors_round_trip_exactly_and_stay_compact(tmp_path):
+    w = _averaged(200_000, 9000, 24930, 0)
+    w[[5, 6]] = [-0.0, 1e-300]  # kept bit for bit
+    cv = CompactVector.from_dense(w)
+    save_model(tmp_path / "m.npz", "k", {}, {"w": cv, "dense": w})
+    spec = header(tmp_path / "m.npz")["arrays"]
+    assert spec["w"]["kind"] == "compact" and spec["w"]["values"]["coding"] == "ratio"
+    assert spec["w"]["values"]["den"] % 24930 == 0 and spec["dense"]["kind"] == "sparse"
+    _, arrays = load_model(tmp_path / "m.npz")
+    assert isinstance(arrays["w"], CompactVector) and arrays["w"] == cv
+    assert arrays["dense"].tobytes() == w.tobytes()
+    # k/c and residuals compress to well under the float64 bytes
+    assert os.path.getsize(tmp_path / "m.npz") < 2 * 9000 * (8 + 4) * 0.6
+
+
+def test_values_that_are_not_ratios_are_stored_as_floats(tmp_path):
+    rng = np.random.default_rng(1)
+    w = np.zeros(10_000)
+    w[rng.choice(10_000, 300, replace=False)] = rng.normal(size=300)
+    w[7] = np.nan  # not finite: no denominator
+    save_model(tmp_path / "m.npz", "k", {}, {"w": CompactVector.from_dense(w), "f": w})
+    spec = header(tmp_path / "m.npz")["arrays"]
+    assert spec["w"]["values"]["coding"] == "float"
+    _, arrays = load_model(tmp_path / "m.npz")
+    assert arrays["w"].dense().tobytes() == w.tobytes() and arrays["f"].tobytes() == w.tobytes()
+
+
+def test_quantised_vectors_round_to_a_power_of_two_step_and_stay_quantised(tmp_path):
+    w = _averaged(50_000, 4000, 997, 2)
+    cv = CompactVector.from_dense(w)
+    save_model(tmp_path / "q.npz", "k", {}, {"w": cv, "exact": w}, lossless=False)
+    spec = header(tmp_path / "q.npz")["arrays"]
+    step = 2.0 ** spec["w"]["values"]["exp"]
+    med = np.median(np.abs(cv.values))
+    assert med / 2 ** (persistence.QUANTIZE_BITS + 1) < step <= med / 2 ** persistence.QUANTIZE_BITS
+    _, arrays = load_model(tmp_path / "q.npz")
+    q = arrays["w"]
+    assert q.quantized and q.values.dtype in (np.int16, np.int32) and q.scale == step
+    assert np.abs(q.dense() - w).max() <= step / 2
+    assert np.array_equal(q.dense() != 0, np.abs(w) >= step / 2)  # weights that round to 0 are dropped
+    assert arrays["exact"].tobytes() == w.tobytes()  # plain arrays are never quantised
+    for lossless in (True, False):  # a quantised vector is saved as it is, either way
+        save_model(tmp_path / "again.npz", "k", {}, {"w": q}, lossless=lossless)
+        assert load_model(tmp_path / "again.npz")[1]["w"] == q
+
+
+def test_increasing_keys_are_stored_as_differences(tmp_path):
+    keys = np.sort(np.random.default_rng(3).choice(2 ** 62, 20_000, replace=False)).astype(np.int64)
+    save_model(tmp_path / "m.npz", "k", {}, {"keys": keys, "rev": keys[::-1].copy()})
+    spec = header(tmp_path / "m.npz")["arrays"]
+    assert spec["keys"].get("delta") and not spec["rev"].get("delta")
+    _, arrays = load_model(tmp_path / "m.npz")
+    assert np.array_equal(arrays["keys"], keys) and np.array_equal(arrays["rev"], keys[::-1])
+    assert arrays["keys"].dtype == np.int64
+
+
+def test_a_long_list_in_several_header_entries_is_stored_once(tmp_path):
+    words = [f"λέξη{i}" for i in range(1000)]
+    meta = {"a": {"vocab": words}, "b": {"vocab": list(words), "other": words[:10]}, "c": [{"x": list(words)}]}
+    save_model(tmp_path / "m.npz", "k", meta, {})
+    raw = header(tmp_path / "m.npz")
+    assert raw["shared_lists"] == [words] and raw["a"]["vocab"] == {"__shared_list__": 0}
+    assert raw["b"]["other"] == words[:10]
+    loaded, _ = load_model(tmp_path / "m.npz")
+    assert {k: loaded[k] for k in meta} == meta and loaded["a"]["vocab"] is loaded["b"]["vocab"]
+    assert "shared_lists" not in loaded
+    bad = {**raw, "a": {"vocab": {"__shared_list__": 5}}}
+    write_npz(tmp_path / "bad.npz", with_v3_header(read_members(tmp_path / "m.npz"), bad))
+    with pytest.raises(ModelFormatError, match="shared-list"):
+        load_model(tmp_path / "bad.npz")
+
+
+def test_non_ascii_text_is_stored_as_utf8(tmp_path):
+    save_model(tmp_path / "m.npz", "k", {"w": ["σπίτι"]}, {})
+    members, env = read_members(tmp_path / "m.npz"), envelope(tmp_path / "m.npz")
+    assert "σπίτι".encode() in persistence._decompress(members["__header__"].tobytes(), env["codec"],
+                                                      env["header_bytes"])
+    save_model(tmp_path / "m.npz", "k", {"w": ["σπίτι", "\ud800"]}, {})  # a lone surrogate: escaped, as before
+    assert load_model(tmp_path / "m.npz")[0]["w"] == ["σπίτι", "\ud800"]
+
+
+@pytest.mark.parametrize("damage", ["gaps_beyond", "nnz_too_big", "den_zero", "exp_huge", "coding_unknown",
+                                    "kind_unknown", "stream_dtype", "stream_length", "spec_not_object",
+                                    "no_arrays", "size_negative"])
+def test_inconsistent_version_3_specs_are_format_errors(tmp_path, damage):
+    w = _averaged(20_000, 500, 101, 4)
+    save_model(tmp_path / "good.npz", "k", {}, {"w": CompactVector.from_dense(w), "q": CompactVector.from_dense(w)},
+               lossless=True)
+    members, meta = read_members(tmp_path / "good.npz"), header(tmp_path / "good.npz")
+    spec = meta["arrays"]["w"]
+    if damage == "gaps_beyond":
+        spec["size"] = 100
+    elif damage == "nnz_too_big":
+        spec["nnz"] = 10 ** 6
+    elif damage == "den_zero":
+        spec["values"]["den"] = 0
+    elif damage == "exp_huge":
+        spec["values"] = {"coding": "step", "exp": 5000, "q": spec["values"]["k"]}
+    elif damage == "coding_unknown":
+        spec["values"]["coding"] = "magic"
+    elif damage == "kind_unknown":
+        spec["kind"] = "magic"
+    elif damage == "stream_dtype":
+        spec["gaps"]["dtype"] = "|O"
+    elif damage == "stream_length":
+        spec["gaps"]["n"] += 1
+    elif damage == "spec_not_object":
+        meta["arrays"]["w"] = [1]
+    elif damage == "no_arrays":
+        del meta["arrays"]
+    else:
+        spec["size"] = -5
+    write_npz(tmp_path / "bad.npz", with_v3_header(members, meta))
+    with pytest.raises(ModelFormatError):
+        load_model(tmp_path / "bad.npz")
+
+
+def test_zlib_files_load_where_zstandard_is_missing(tmp_path, monkeypatch):
+    w = _averaged(20_000, 500, 101, 5)
+    with monkeypatch.context() as m:
+        m.setattr(persistence, "_zstd", lambda: None)
+        save_model(tmp_path / "z.npz", "k", {"v": [1]}, {"w": CompactVector.from_dense(w), "d": w})
+        assert envelope(tmp_path / "z.npz")["codec"] == "zlib"
+        if persistence._codec() == "zlib":
+            return
+    meta, arrays = load_model(tmp_path / "z.npz")
+    assert meta["v"] == [1] and arrays["w"].dense().tobytes() == w.tobytes()
+    save_model(tmp_path / "s.npz", "k", {}, {"d": w})
+    with monkeypatch.context() as m:
+        m.setattr(persistence, "_zstd", lambda: None)
+        with pytest.raises(ModelFormatError, match="zstandard"):
+            load_model(tmp_path / "s.npz")
+
+
+def test_quantised_values_wider_than_int16_stay_integers(tmp_path):
+    w = np.zeros(5000)
+    w[:100] = 1.0
+    w[100] = 5000.0  # 5000 / 2**-9 does not fit int16
+    save_model(tmp_path / "q.npz", "k", {}, {"w": CompactVector.from_dense(w)}, lossless=False)
+    q = load_model(tmp_path / "q.npz")[1]["w"]
+    assert q.values.dtype == np.int32 and q.dense().tobytes() == w.tobytes()
+
+
+def test_mostly_zero_arrays_of_every_type_round_trip(tmp_path):
+    arrays = {}
+    for dt in (np.int8, np.int32, np.int64, np.uint16, np.float32, np.float64):
+        a = np.zeros((40, 50), dt)
+        a[7, 9], a[39, 49] = 3, 1
+        arrays[np.dtype(dt).name] = a
+    save_model(tmp_path / "m.npz", "k", {}, arrays)
+    spec = header(tmp_path / "m.npz")["arrays"]
+    assert {s["kind"] for s in spec.values()} == {"sparse"}
+    _, back = load_model(tmp_path / "m.npz")
+    for k, a in arrays.items():
+        assert back[k].dtype == a.dtype and back[k].shape == a.shape and back[k].tobytes() == a.tobytes(), k

@@ -60,12 +60,33 @@ def test_training_candidates_hide_hapax_forms_and_always_hold_the_gold():
     assert lists[2][-1] == 6  # appended in place of the last guess at the cap
 
 
+WORDS = ("the", "gnats", "jumped", "x", "RUNS", "bats", "run")
+
+
 def test_state_round_trip():
     lex = CandidateLexicon(4, 3, 2).fit(FORMS, LABELS, tail=lambda y: "s" if y == 2 else "")
-    back = CandidateLexicon.from_state(lex.state())
-    for w in ("the", "gnats", "jumped", "x", "RUNS"):
-        assert back.type_candidates(w) == lex.type_candidates(w)
-    state = lex.state()
-    state["forms"]["the\x1f"] = [[99, 1]]
+    back = CandidateLexicon.from_state(*lex.state())
+    for w in WORDS:
+        assert back.type_candidates(w) == lex.type_candidates(w) and back.count(w) == lex.count(w)
+    assert back.forms == lex.forms and back.guesser == lex.guesser
+    meta, arrays = lex.state()
+    arrays = {**arrays, "flabels": arrays["flabels"].copy()}
+    arrays["flabels"][0] = 99
     with pytest.raises(ValueError, match="out of range"):
-        CandidateLexicon.from_state(state)
+        CandidateLexicon.from_state(meta, arrays)
+    with pytest.raises(ValueError, match="fptr"):
+        CandidateLexicon.from_state(meta, {**arrays, "fptr": arrays["fptr"][:-1]})
+
+
+def test_a_lexicon_stored_as_nested_lists_still_loads():
+    """Model files before version 3 hold the lexicon in the header: {form key: [[label, count], ...]} and
+    {level: {tail: [[label, types], ...]}}."""
+    lex = CandidateLexicon(4, 3, 2).fit(FORMS, LABELS, tail=lambda y: "s" if y == 2 else "")
+    old = {"max_candidates": 4, "suffix_length": 3, "rare": 2, "n_labels": lex.n_labels,
+           "forms": {fk: [[y, c] for y, c in d.items()] for fk, d in lex.forms.items()},
+           "guesser": {lev: {t: [[y, c] for y, c in lst] for t, lst in by.items()} for lev, by in lex.guesser.items()}}
+    back = CandidateLexicon.from_state(old)
+    assert [back.type_candidates(w) for w in WORDS] == [lex.type_candidates(w) for w in WORDS]
+    old["forms"]["the\x1f"] = [[99, 1]]
+    with pytest.raises(ValueError, match="out of range"):
+        CandidateLexicon.from_state(old)

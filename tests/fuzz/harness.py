@@ -279,9 +279,10 @@ class CliSetup:
                 result = self._read_output(out)
             elif cmd.endswith("evaluate"):
                 result = json.loads(stdout)
-            else:
-                with np.load(out, allow_pickle=False) as npz:
-                    result = {k: npz[k] for k in npz.files if k != "__meta__"}
+            else:  # the model's arrays (its header records the command line, which names other files)
+                from swvp.persistence import load_model
+
+                result = load_model(out)[1]
         return rc, result, stderr, exc, out
 
     def _read_output(self, out: Path):
@@ -298,6 +299,8 @@ class CliSetup:
 def _equal(a, b) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if type(a).__name__ == "CompactVector":  # a weight vector of format 3: equal bit for bit
+        return a == b
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and \
             np.array_equal(a, b)

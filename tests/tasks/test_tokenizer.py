@@ -16,7 +16,7 @@ from swvp.data.paths import data_path, have_data
 from swvp.data.text import Document, document_from_conllu, raw_text_of_conllu, training_paragraphs
 from swvp.learn.perceptron import Perceptron
 from swvp.problems.characters import boundary_f1, segment_offsets
-from swvp.structures.segmentation import segmentation
+from swvp.structures.segmentation import LABELS, segmentation
 from swvp.tasks import ESTIMATORS, load
 from swvp.tasks.tokenizer import Tokenizer, _Gold, restore_case
 
@@ -221,7 +221,16 @@ def test_save_load_identical_output_and_registry(tokenizer, held_out, tmp_path):
     assert type(load(tmp_path / "tok.npz")) is Tokenizer and ESTIMATORS["tokenizer"] is Tokenizer
     assert back.get_params()["segment_length"] == 80
     assert back.tokenize(raw).to_conllu() == tokenizer.tokenize(raw).to_conllu()
-    assert np.array_equal(back.coef_, tokenizer.coef_)
+    # the file keeps the features with a non-zero weight only (their rows as they were), renumbered in key order
+    K = len(LABELS)
+    rows = tokenizer.coef_[:tokenizer.features_.n_feats * K].reshape(-1, K)
+    kept = np.any(rows != 0, axis=1)
+    assert back.features_.n_feats == kept.sum() < tokenizer.features_.n_feats
+    assert np.array_equal(back.features_.keys_, np.sort(tokenizer.features_.keys_[kept[tokenizer.features_.key_ids_]]))
+    by_key = dict(zip(tokenizer.features_.keys_.tolist(), rows[tokenizer.features_.key_ids_]))
+    back_rows = back.coef_[:back.features_.n_feats * K].reshape(-1, K)[back.features_.key_ids_]
+    assert all(np.array_equal(by_key[k], r) for k, r in zip(back.features_.keys_.tolist(), back_rows))
+    assert np.array_equal(back.coef_[back.features_.n_feats * K:], tokenizer.coef_[tokenizer.features_.n_feats * K:])
 
 
 def test_same_seed_same_model(train):

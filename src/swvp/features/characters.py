@@ -266,6 +266,17 @@ class CharacterFeatures:
         return SequenceFeatures(offsets, fptr, fids, np.arange(n + 1, dtype=INT), np.zeros(n, INT),
                                 max(self.n_feats, 1), 1)
 
+    def subset(self, keep: np.ndarray) -> tuple[CharacterFeatures, np.ndarray]:
+        """These features restricted to the feature ids ``keep`` (a boolean mask over ids), renumbered in key order:
+        (the new features, the old id of each new id). A model whose weights are zero outside ``keep`` decodes the
+        same with them (a feature that is dropped only ever added zeros)."""
+        obj = object.__new__(CharacterFeatures)
+        obj.__dict__.update(self.__dict__)
+        kept = keep[self.key_ids_]  # in key order
+        obj.keys_ = self.keys_[kept]
+        obj.key_ids_ = np.arange(obj.keys_.shape[0], dtype=INT)
+        return obj, self.key_ids_[kept]
+
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """JSON-able settings and the lexicon, and the arrays (vocabularies, feature keys in id order)."""
         by_id = np.empty_like(self.keys_)

@@ -59,9 +59,8 @@ class CandidateLexicon:
         self.max_candidates = int(max_candidates)
         self.suffix_length = int(suffix_length)
         self.rare = int(rare)
-        self.forms: dict[str, dict[int, int]] = {}  # form + SEP + key → {label: count}
-        self.guesser = {}
         self.n_labels = 0
+        self._freeze({}, {})
 
     # -- fitting -----------------------------------------------------------------------------------------------
     def fit(self, forms: Sequence[str], labels: Sequence[int], keys: Sequence[str] | None = None,
@@ -72,7 +71,7 @@ class CandidateLexicon:
         counts: dict[str, Counter] = defaultdict(Counter)
         for f, y, k in zip(forms, labels, keys, strict=True):
             counts[f + _SEP + k][int(y)] += 1
-        self.forms = {fk: dict(c.most_common()) for fk, c in counts.items()}
+        forms = {fk: c.most_common() for fk, c in counts.items()}
         self.n_labels = 1 + max((int(y) for y in labels), default=-1)
         tails = {}
         levels: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
@@ -87,19 +86,78 @@ class CandidateLexicon:
                 for n in range(min(self.suffix_length, len(low)), -1, -1):
                     levels[self._level(low[len(low) - n:], cc, k)][ty][y] += 1
                 levels[self._level(None, None, k)][ty][y] += 1
-        self.guesser = {lev: {t: c.most_common() for t, c in by_tail.items()} for lev, by_tail in levels.items()}
+        self._freeze(forms, {lev: {t: c.most_common() for t, c in by_tail.items()} for lev, by_tail in levels.items()})
         return self
+
+    # -- storage -----------------------------------------------------------------------------------------------
+    # The dictionary and the guesser are lists of (label, count) pairs in flat arrays: the dictionary's row of form
+    # key f is pairs ``_fptr[f] .. _fptr[f + 1]``; the guesser's (level, tail) lists are rows of ``_gptr``, those of
+    # level l rows ``_lptr[l] .. _lptr[l + 1]`` with tails ``_tails``. Only the keys are Python objects (one dict
+    # each); a row becomes a list when a query reads it. A loaded lexicon builds nothing more.
+
+    def _freeze(self, forms: dict[str, list], guesser: dict[str, dict[str, list]]) -> None:
+        """Take the dictionary (form key → [(label, count)]) and the guesser (level → tail → [(label, types)])."""
+        rows = list(forms.values())
+        fpairs = _pairs_array(rows)
+        grows = [x for by_tail in guesser.values() for x in by_tail.values()]
+        gpairs = _pairs_array(grows)
+        self._set_arrays(list(forms), _ptr([len(x) for x in rows]), fpairs[:, 0], fpairs[:, 1], list(guesser),
+                         _ptr([len(by_tail) for by_tail in guesser.values()]),
+                         [t for by_tail in guesser.values() for t in by_tail], _ptr([len(x) for x in grows]),
+                         gpairs[:, 0], gpairs[:, 1])
+
+    def _set_arrays(self, form_keys, fptr, flabels, fcounts, levels, lptr, tails, gptr, glabels, gcounts) -> None:
+        self._form_index = dict(zip(form_keys, range(len(form_keys))))
+        self._fptr, self._flabels, self._fcounts = fptr, flabels, fcounts
+        self._level_index = dict(zip(levels, range(len(levels))))
+        self._lptr, self._tails = lptr, tails
+        self._gptr, self._glabels, self._gcounts = gptr, glabels, gcounts
+        self._by_tail: dict[int, dict[str, int]] = {}
+        self._rows: dict[int, list[tuple[int, int]]] = {}
+        self._tail_free = all(t == "" for t in tails)
+        self._global_levels = [lev for lev in levels if lev.startswith(_SEP + _SEP)]
+
+    def _seen(self, fk: str) -> tuple[list[int], int]:
+        """The labels (most frequent first) of form key ``fk`` and how often it was seen."""
+        f = self._form_index.get(fk)
+        if f is None:
+            return [], 0
+        a, b = self._fptr[f], self._fptr[f + 1]
+        return self._flabels[a:b].tolist(), int(self._fcounts[a:b].sum())
+
+    def _tails_of_level(self, lev: str) -> dict[str, int]:
+        """Tail → guesser row of level ``lev`` (built when the level is first read)."""
+        level = self._level_index.get(lev)
+        if level is None:
+            return {}
+        by_tail = self._by_tail.get(level)
+        if by_tail is None:
+            a, b = int(self._lptr[level]), int(self._lptr[level + 1])
+            by_tail = self._by_tail[level] = dict(zip(self._tails[a:b], range(a, b)))
+        return by_tail
+
+    def _pairs(self, row: int) -> list[tuple[int, int]]:
+        """Guesser row ``row`` as a list (built when first read: the levels of common suffixes serve many words)."""
+        pairs = self._rows.get(row)
+        if pairs is None:
+            a, b = self._gptr[row], self._gptr[row + 1]
+            pairs = self._rows[row] = list(zip(self._glabels[a:b].tolist(), self._gcounts[a:b].tolist()))
+        return pairs
+
+    @property
+    def forms(self) -> dict[str, dict[int, int]]:
+        """form + SEP + key → {label: count}, most frequent first (built anew: for inspection)."""
+        return {fk: dict(zip(*self._row(f))) for fk, f in self._form_index.items()}
+
+    def _row(self, f: int) -> tuple[list[int], list[int]]:
+        a, b = self._fptr[f], self._fptr[f + 1]
+        return self._flabels[a:b].tolist(), self._fcounts[a:b].tolist()
 
     @property
     def guesser(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
-        """level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first."""
-        return self._guesser
-
-    @guesser.setter
-    def guesser(self, value) -> None:
-        self._guesser = value
-        self._tail_free = all(t == "" for by_tail in value.values() for t in by_tail)
-        self._global_levels = [lev for lev in value if lev.startswith(_SEP + _SEP)]
+        """level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first (built anew: for
+        inspection)."""
+        return {lev: {t: self._pairs(row) for t, row in self._tails_of_level(lev).items()} for lev in self._level_index}
 
     @staticmethod
     def _level(suffix: str | None, case: str | None, key: str) -> str:
@@ -110,7 +168,7 @@ class CandidateLexicon:
     # -- candidates --------------------------------------------------------------------------------------------
     def count(self, form: str, key: str = "") -> int:
         """How often (form, key) occurred in training."""
-        return sum(self.forms.get(form + _SEP + key, {}).values())
+        return self._seen(form + _SEP + key)[1]
 
     def _tails_of(self, form: str, low: str) -> list[str]:
         """The endings of the form (lowercased and as written) that some label needs: all of them, or only "" when
@@ -122,10 +180,10 @@ class CandidateLexicon:
     def _guesses(self, lev: str, form_tails: list[str]) -> Iterator[int]:
         """The labels of guesser level ``lev`` whose tail the form has, most types first (lazily: a caller that
         needs a few labels of a level with hundreds reads only those)."""
-        by_tail = self.guesser.get(lev)
+        by_tail = self._tails_of_level(lev)
         if not by_tail:
             return iter(())
-        found = [by_tail[t] for t in form_tails if t in by_tail]
+        found = [self._pairs(by_tail[t]) for t in form_tails if t in by_tail]
         if len(found) == 1:
             return (y for y, _ in found[0])
         return (y for y, _ in heapq.merge(*found, key=lambda p: -p[1]))
@@ -133,9 +191,9 @@ class CandidateLexicon:
     def type_candidates(self, form: str, key: str = "", unseen: bool = False,
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:
         """The ranked candidate labels of one (form, key); ``unseen``: as if the form had never been seen."""
-        seen = {} if unseen else self.forms.get(form + _SEP + key, {})
-        out = list(seen)[:self.max_candidates]
-        if sum(seen.values()) >= self.rare or len(out) >= self.max_candidates:
+        seen, count = ([], 0) if unseen else self._seen(form + _SEP + key)
+        out = seen[:self.max_candidates]
+        if count >= self.rare or len(out) >= self.max_candidates:
             return out
         have = set(out)
         low = form.lower()
@@ -186,25 +244,58 @@ class CandidateLexicon:
         return cptr, cand
 
     # -- persistence -------------------------------------------------------------------------------------------
-    def state(self) -> dict:
-        return {"max_candidates": self.max_candidates, "suffix_length": self.suffix_length, "rare": self.rare,
-                "n_labels": self.n_labels,
-                "forms": {fk: [[y, c] for y, c in d.items()] for fk, d in self.forms.items()},
-                "guesser": {lev: {t: [[y, c] for y, c in lst] for t, lst in by_tail.items()}
-                            for lev, by_tail in self.guesser.items()}}
+    def state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The settings and the keys (JSON), and the (label, count) lists as arrays."""
+        meta = {"max_candidates": self.max_candidates, "suffix_length": self.suffix_length, "rare": self.rare,
+                "n_labels": self.n_labels, "form_keys": list(self._form_index), "levels": list(self._level_index),
+                "tails": list(self._tails)}
+        arrays = {"fptr": self._fptr, "flabels": self._flabels, "fcounts": self._fcounts, "lptr": self._lptr,
+                  "gptr": self._gptr, "glabels": self._glabels, "gcounts": self._gcounts}
+        return meta, arrays
 
     @classmethod
-    def from_state(cls, meta: dict) -> CandidateLexicon:
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray] | None = None) -> CandidateLexicon:
+        """The lexicon of :meth:`state`; or of a header alone that holds it as nested lists (model files before
+        version 3)."""
         obj = cls(meta["max_candidates"], meta["suffix_length"], meta["rare"])
         obj.n_labels = int(meta["n_labels"])
-        obj.forms = {fk: {int(y): int(c) for y, c in pairs} for fk, pairs in meta["forms"].items()}
-        obj.guesser = {lev: {t: [(int(y), int(c)) for y, c in lst] for t, lst in by_tail.items()}
-                       for lev, by_tail in meta["guesser"].items()}
-        ids = [y for d in obj.forms.values() for y in d] + \
-              [y for by_tail in obj.guesser.values() for lst in by_tail.values() for y, _ in lst]
-        if any(not 0 <= y < max(obj.n_labels, 1) for y in ids):
+        if "forms" in meta:  # version 1 and 2 files
+            obj._freeze({fk: [(int(y), int(c)) for y, c in pairs] for fk, pairs in meta["forms"].items()},
+                        {lev: {t: [(int(y), int(c)) for y, c in lst] for t, lst in by_tail.items()}
+                         for lev, by_tail in meta["guesser"].items()})
+        else:
+            keys, levels, tails = meta["form_keys"], meta["levels"], meta["tails"]
+            if not all(isinstance(x, list) and all(isinstance(k, str) for k in x) for x in (keys, levels, tails)) \
+                    or len(set(keys)) != len(keys) or len(set(levels)) != len(levels):
+                raise ValueError("lexicon keys must be lists of distinct strings")
+            a = {k: np.asarray(arrays[k], INT) for k in ("fptr", "flabels", "fcounts", "lptr", "gptr", "glabels",
+                                                           "gcounts")}
+            for ptr, n, data in (("fptr", len(keys), "flabels"), ("lptr", len(levels), None),
+                                 ("gptr", len(tails), "glabels")):
+                end = len(tails) if data is None else a[data].shape[0]
+                p = a[ptr]
+                if p.shape != (n + 1,) or p[0] != 0 or p[-1] != end or np.any(np.diff(p) < 0):
+                    raise ValueError(f"lexicon {ptr} does not fit its lists")
+            if a["fcounts"].shape != a["flabels"].shape or a["gcounts"].shape != a["glabels"].shape:
+                raise ValueError("lexicon labels and counts differ in length")
+            obj._set_arrays(keys, a["fptr"], a["flabels"], a["fcounts"], levels, a["lptr"], tails, a["gptr"],
+                            a["glabels"], a["gcounts"])
+        ids = np.concatenate([obj._flabels, obj._glabels])
+        if ids.size and (ids.min() < 0 or ids.max() >= max(obj.n_labels, 1)):
             raise ValueError("a lexicon label id is out of range")
         return obj
+
+
+def _pairs_array(lists: list[list[tuple[int, int]]]) -> np.ndarray:
+    """The (label, count) pairs of the lists, one after another: (n, 2) int64."""
+    n = sum(len(x) for x in lists)
+    return np.fromiter((v for lst in lists for pair in lst for v in pair), INT, 2 * n).reshape(n, 2)
+
+
+def _ptr(counts: list[int]) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, INT)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 def _with_gold(cptr: np.ndarray, cand: np.ndarray, gold: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:

@@ -129,26 +129,31 @@ class TaggingFeatures:
 
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """JSON-able settings and vocabularies plus arrays, for model files."""
+        # the frequent words alone decide every word's rare flag: a rare training word is rare as an unseen one is
+        # (files before version 3 also listed the rare words, which the loader ignores)
         meta = {"templates": self.templates, "rare_threshold": self.rare_threshold,
                 "vocab": {k: list(v) for k, v in self.vocab.items()},
-                "rare_words": sorted(w for w, c in self.word_counts.items() if c < self.rare_threshold)}
-        counts_words = sorted(w for w, c in self.word_counts.items() if c >= self.rare_threshold)
-        meta["frequent_words"] = counts_words
-        by_id = np.empty_like(self.keys_)
-        by_id[self.key_ids_] = self.keys_
-        return meta, {"feature_keys": by_id}  # in feature-id order
+                "frequent_words": sorted(w for w, c in self.word_counts.items() if c >= self.rare_threshold)}
+        # the keys in increasing order with their ids: increasing keys compress to a fraction of their bytes (model
+        # files before version 3 held the keys in id order, ``feature_keys`` alone)
+        return meta, {"feature_keys": self.keys_, "feature_ids": self.key_ids_}
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TaggingFeatures:
         obj = cls(meta["templates"], meta["rare_threshold"])
         obj.vocab = {k: {s: i for i, s in enumerate(v)} for k, v in meta["vocab"].items()}
-        # only the rare / frequent split matters after training
-        obj.word_counts = {w: obj.rare_threshold for w in meta["frequent_words"]}
-        obj.word_counts.update({w: 1 for w in meta["rare_words"]})
-        by_id = np.asarray(arrays["feature_keys"], dtype=INT)  # key of each feature id
-        order = np.argsort(by_id, kind="stable")
-        sorted_keys = by_id[order]
-        if sorted_keys.shape[0] > 1 and not np.all(sorted_keys[1:] > sorted_keys[:-1]):
+        # only the rare / frequent split matters after training: a word not in word_counts counts 0 (rare)
+        obj.word_counts = dict.fromkeys(meta["frequent_words"], obj.rare_threshold)
+        keys = np.asarray(arrays["feature_keys"], dtype=INT)
+        if "feature_ids" in arrays:  # keys in increasing order, and their ids
+            ids = np.asarray(arrays["feature_ids"], dtype=INT)
+            if ids.shape != keys.shape or not np.array_equal(np.sort(ids), np.arange(ids.shape[0])):
+                raise ValueError("feature_ids must number the feature keys 0..n-1")
+            order, sorted_keys = ids, keys
+        else:  # the key of each feature id
+            order = np.argsort(keys, kind="stable")
+            sorted_keys = keys[order]
+        if keys.ndim != 1 or (sorted_keys.shape[0] > 1 and not np.all(sorted_keys[1:] > sorted_keys[:-1])):
             raise ValueError("feature_keys holds a key twice")
         obj.keys_, obj.key_ids_ = sorted_keys, order.astype(INT)
         return obj

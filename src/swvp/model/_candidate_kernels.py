@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from swvp._config import NJIT_NO_ALLOC
+from swvp.model._compact_kernels import weight_at
 from swvp.model._kernels import bump
 
 _H1 = np.uint64(0x9E3779B97F4A7C15)
@@ -38,13 +39,14 @@ def transition_score(w, st, p, y):
         return 0.0
     L = st.n_labels
     C = st.n_classes
-    return w[st.toff + p * L + y] + w[st.coff + st.label_class[p] * C + st.label_class[y]]
+    return weight_at(w, st.toff + p * L + y) + weight_at(w, st.coff + st.label_class[p] * C + st.label_class[y])
 
 
 @njit(**NJIT_NO_ALLOC)
 def fill_candidate_scores(w, st, s0, n, E, T):
     """E[i, c] = Σ_f Σ_{a ∈ atoms(y)} w[slot(f, a)] for the c-th candidate y of token s0+i (−∞ past its count);
-    T[i, p, c] = transition_score(p-th candidate of token i−1 (START row K at i = 0), y) (0 elsewhere)."""
+    T[i, p, c] = transition_score(p-th candidate of token i−1 (START row K at i = 0), y) (0 elsewhere). ``w``: dense
+    weights (training) or compact ones (decoding, :mod:`swvp.model.compact`), read through ``weight_at``."""
     K = E.shape[1]
     L = st.n_labels
     for i in range(n):
@@ -59,7 +61,7 @@ def fill_candidate_scores(w, st, s0, n, E, T):
             for q in range(st.aptr[y], st.aptr[y + 1]):
                 a = st.atoms[q]
                 for r in range(f0, f1):
-                    s += w[emission_slot(st.fids[r], a, st.bits)]
+                    s += weight_at(w, emission_slot(st.fids[r], a, st.bits))
             E[i, c] = s
         for c in range(cnt, K):
             E[i, c] = -np.inf

@@ -3,15 +3,20 @@ every action out. The rows and the template table come from :mod:`swvp.features.
 
 from __future__ import annotations
 
-from numba import njit, uint64
+import numpy as np
+from numba import njit, types, uint64
+from numba.extending import overload
 
 from swvp._config import NJIT_NO_ALLOC
 from swvp.features._transition_kernels import C_CONJ, CONJ_ACTION, N_MOVES
+from swvp.model._compact_kernels import add_run, compact_at
 from swvp.model._prefetch import prefetch
 
 #: How many rows ahead of the one being summed :func:`add_rows` requests cache lines (requesting all rows at once
 #: decoded EWT test 1.16× slower: ``benchmarks/transition_decode_anatomy.py``).
 AHEAD = 8
+_ONE = np.uint64(1)
+_SIX = np.uint64(6)
 
 
 @njit(**NJIT_NO_ALLOC)
@@ -62,3 +67,58 @@ def add_rows(w, table, rows, nf, L, acc):
             acc[a] += m1
         for a in range(1 + L, A):
             acc[a] += m2
+
+
+@njit(**NJIT_NO_ALLOC)
+def add_compact_rows(cw, table, rows, nf, L, acc):
+    """:func:`add_rows` over compact weights (:data:`swvp.model.compact.CompactWeights`), bit for bit: each row's
+    stored entries are added in template order (:func:`~swvp.model._compact_kernels.add_run`; the absent ones are
+    +0.0, whose addition changes no score), the move rows' entries into the three move sums, added last. A row's
+    directory block is requested ``AHEAD`` rows before it is read."""
+    A = 1 + 2 * L
+    blocks = cw.blocks
+    values = cw.values
+    scale = cw.scale
+    for f in range(min(nf, AHEAD)):
+        prefetch(blocks, (uint64(rows[f]) >> _SIX) << _ONE)
+    for a in range(A):
+        acc[a] = 0.0
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    moves = False
+    for f in range(nf):
+        if f + AHEAD < nf:
+            prefetch(blocks, (uint64(rows[f + AHEAD]) >> _SIX) << _ONE)
+        base = uint64(rows[f])
+        if table[f, C_CONJ] == CONJ_ACTION:
+            add_run(blocks, values, scale, base, A, acc)
+        else:
+            moves = True
+            m0 += compact_at(blocks, values, scale, base)
+            m1 += compact_at(blocks, values, scale, base + _ONE)
+            m2 += compact_at(blocks, values, scale, base + uint64(2))
+    if moves:
+        acc[0] += m0
+        for a in range(1, 1 + L):
+            acc[a] += m1
+        for a in range(1 + L, A):
+            acc[a] += m2
+
+
+def action_scores(w, table, rows, nf, L, acc):
+    """The scores of every action at one state (:func:`add_rows`) from dense weights (an array) or compact ones
+    (:data:`swvp.model.compact.CompactWeights`: :func:`add_compact_rows`), the same floats either way."""
+    if isinstance(w, np.ndarray):
+        add_rows(w, table, rows, nf, L, acc)
+    else:
+        add_compact_rows(w, table, rows, nf, L, acc)
+
+
+@overload(action_scores, jit_options=NJIT_NO_ALLOC)
+def _action_scores(w, table, rows, nf, L, acc):
+    if isinstance(w, types.Array):
+        return lambda w, table, rows, nf, L, acc: add_rows(w, table, rows, nf, L, acc)
+    if isinstance(w, types.BaseNamedTuple):
+        return lambda w, table, rows, nf, L, acc: add_compact_rows(w, table, rows, nf, L, acc)
+    return None

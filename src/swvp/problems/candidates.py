@@ -12,6 +12,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features.sequence import SequenceFeatures
 from swvp.learn.updates import UpdateCodes
+from swvp.model.compact import CompactWeights, decoding_weights
 from swvp.model.layout import CandidateLayout
 from swvp.problems._candidate_ops import CandidateData
 from swvp.problems.chain import ChainProblem, _max_len
@@ -88,6 +89,11 @@ class CandidateProblem(ChainProblem):
         return CandidateData(f.fptr, f.fids, f.offsets, self.gold, self.K, 1, _max_len(f.offsets), self.cptr,
                              self.cand, self.n_labels, self.aptr, self.atoms, lay.bits, lay.toff, lay.coff,
                              self.label_class, self.n_classes, self.transitions)
+
+    def _weights(self, w) -> CompactWeights:
+        """Decoding reads compact weights (:mod:`swvp.model.compact`): a dense vector is converted, a
+        :class:`~swvp.model.compact.CompactVector` is used as it is; the outputs are the same."""
+        return decoding_weights(w, self.weight_size)
 
     def check_training(self, search, update: UpdateCodes, voted: bool) -> None:
         if self.labels is not None and self.gold.size and self.gold.min() < 0:

@@ -17,6 +17,7 @@ from swvp._config import INT
 from swvp.features.transition import TransitionData
 from swvp.learn.engine import CompiledProblem
 from swvp.learn.search import Beam
+from swvp.model.compact import CompactWeights, decoding_weights
 from swvp.model.layout import TransitionLayout
 from swvp.problems._transition_ops import ArcStandardData
 from swvp.transition.arc_standard import GoldActions
@@ -66,8 +67,14 @@ class TransitionProblem(CompiledProblem):
     def output_size(self) -> int:
         return 2 * self.data.n_words
 
-    def parse(self, w: np.ndarray, search: Beam) -> tuple[np.ndarray, np.ndarray]:
-        """(heads, arc-label ids) of every word, flat over sentences; the root word has head 0 and label −1."""
+    def _weights(self, w) -> CompactWeights:
+        """Decoding reads compact weights (:mod:`swvp.model.compact`): a dense vector is converted, a
+        :class:`~swvp.model.compact.CompactVector` is used as it is; the outputs are the same."""
+        return decoding_weights(w, self.weight_size)
+
+    def parse(self, w, search: Beam) -> tuple[np.ndarray, np.ndarray]:
+        """(heads, arc-label ids) of every word, flat over sentences; the root word has head 0 and label −1.
+        ``w``: dense weights or a :class:`~swvp.model.compact.CompactVector`."""
         out = self.decode_flat(w, search)
         return out[:self.data.n_words], out[self.data.n_words:]
 

@@ -23,9 +23,11 @@ from swvp.features.lexicon import CandidateLexicon
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.problems.candidates import CandidateProblem
-from swvp.tasks.base import Estimator, checked_labels, checked_weights
+from swvp.tasks.base import CompactCoef, Estimator, checked_labels, loaded_weights
 
 __all__ = ["CandidateTagger", "as_document"]
+
+_LEXICON = "lexicon."  # the model file's arrays of the candidate lexicon
 
 
 def as_document(X) -> tuple[Document, str | None]:
@@ -43,7 +45,7 @@ def _sentences(doc: Document) -> list[list[Word]]:
     return [s.words for s in doc.sentences]
 
 
-class CandidateTagger(Estimator):
+class CandidateTagger(CompactCoef, Estimator):
     """Base of the candidate taggers (see the module docstring); subclasses set the hooks and ``MODEL_KIND``."""
 
     #: the TaggingFeatures template set when ``features`` is None
@@ -179,7 +181,7 @@ class CandidateTagger(Estimator):
 
     # -- prediction --------------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
-        return hasattr(self, "coef_")
+        return self._has_coef()
 
     def predict(self, X) -> list[list[str]]:
         """The predicted label of every word, per sentence (X: a Document, CoNLL-U corpus or path)."""
@@ -188,7 +190,7 @@ class CandidateTagger(Estimator):
         sents = _sentences(doc)
         if not any(sents):
             return [[] for _ in sents]
-        flat = self._prepare(sents).decode(self.coef_)
+        flat = self._prepare(sents).decode(self._compact_coef())
         names = np.asarray(self.labels_, dtype=object)[flat].tolist()
         out, at = [], 0
         for s in sents:
@@ -213,10 +215,11 @@ class CandidateTagger(Estimator):
     # -- persistence -------------------------------------------------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
         fmeta, farrays = self.extractor_.state()
+        lmeta, larrays = self.lexicon_.state()
         meta = {"labels": self.labels_, "atoms": list(self.atom_index_), "classes": self.classes_,
-                "lexicon": self.lexicon_.state(), "features": fmeta,
+                "lexicon": lmeta, "features": fmeta,
                 "settings": {"best_epoch": self.best_epoch_}, "history": self.history_}
-        return meta, {"coef": self.coef_, **farrays}
+        return meta, {"coef": self._compact_coef(), **farrays, **{_LEXICON + k: v for k, v in larrays.items()}}
 
     @classmethod
     def _legacy_params(cls, meta: dict) -> dict:
@@ -230,14 +233,12 @@ class CandidateTagger(Estimator):
         if any(a not in self.atom_index_ for t in self.labels_ for a in self._atoms(t)) or \
                 any(self._label_class(t) not in self.classes_ for t in self.labels_):
             raise ValueError("the labels' atoms or classes are not in the file's lists")
-        self.lexicon_ = CandidateLexicon.from_state(meta["lexicon"])
+        self.lexicon_ = CandidateLexicon.from_state(
+            meta["lexicon"], {k[len(_LEXICON):]: v for k, v in arrays.items() if k.startswith(_LEXICON)})
         if self.lexicon_.n_labels > len(self.labels_):
             raise ValueError("the lexicon names more labels than the model has")
         self.extractor_ = TaggingFeatures.from_state(meta["features"], arrays)
-        self.coef_ = checked_weights(arrays["coef"], "coef")
-        expected = self._problem_size()
-        if self.coef_.shape != (expected,):
-            raise ValueError(f"weight vector has shape {self.coef_.shape}, expected ({expected},)")
+        self.coef_ = loaded_weights(arrays["coef"], self._problem_size())
         self.history_ = meta.get("history", [])
         self.best_epoch_ = meta["settings"].get("best_epoch")
         self.interrupted_ = False

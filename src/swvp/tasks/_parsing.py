@@ -14,8 +14,9 @@ from swvp.data.textio import display_name
 from swvp.exceptions import DataError
 from swvp.features.arc import sentence_column
 from swvp.metrics import attachment_scores
+from swvp.model.compact import CompactVector
 from swvp.tasks._inputs import check_columns, check_scored, sentence_list, token_sentences
-from swvp.tasks.base import dev_score, problem_digest
+from swvp.tasks.base import CompactCoef, dev_score, loaded_weights, problem_digest
 
 PUNCT = "PUNCT"
 
@@ -163,6 +164,21 @@ def sparse_weights(name: str, w: np.ndarray) -> dict[str, np.ndarray]:
     return {f"{name}_idx": idx, f"{name}_val": w[nz].astype(FLOAT), f"{name}_size": np.array([w.shape[0]], INT)}
 
 
+def compact_weights(name: str, arrays: dict, expected: int) -> CompactVector:
+    """The weight vector ``name`` of a model file as a compact vector: member ``name`` (version 3) or the
+    ``name_idx`` / ``name_val`` / ``name_size`` members of :func:`sparse_weights` (earlier versions), read without
+    building the dense vector."""
+    if name in arrays:
+        return loaded_weights(arrays[name], expected, name)
+    size = int(arrays[f"{name}_size"][0])
+    if size != expected:
+        raise ValueError(f"{name} has {size} entries, the settings imply {expected}")
+    idx, val = arrays[f"{name}_idx"], arrays[f"{name}_val"]
+    if idx.ndim != 1 or idx.dtype.kind not in "iu" or val.ndim != 1 or val.dtype.kind != "f":
+        raise ValueError(f"{name}: inconsistent sparse arrays")
+    return loaded_weights(CompactVector.from_entries(size, idx, val), expected, name)
+
+
 def dense_weights(name: str, arrays: dict, expected: int) -> np.ndarray:
     size = int(arrays[f"{name}_size"][0])
     if size != expected:
@@ -176,7 +192,7 @@ def dense_weights(name: str, arrays: dict, expected: int) -> np.ndarray:
     return w
 
 
-class BestEpochWeights:
+class BestEpochWeights(CompactCoef):
     """The parsers' fitted state from a (possibly partial) training result (``fit``, and ``swvp train --checkpoint``
     after every epoch): the best dev epoch's weights when ``select_epoch`` and dev data gave them, else the last
     epoch's (averaged if the learner averages)."""

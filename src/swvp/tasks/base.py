@@ -25,7 +25,8 @@ from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
 from swvp.learn.stats import TrainResult
 from swvp.learn.updates import Full, WeightedViolations
-from swvp.persistence import load_model, save_model
+from swvp.model.compact import CompactVector
+from swvp.persistence import LEVEL, load_model, save_model
 
 #: The configuration classes a model file may name in its ``params`` (class name → class).
 CONFIG_CLASSES: dict[str, type] = {c.__name__: c for c in (Perceptron, Exact, Greedy, Beam, Full,
@@ -184,6 +185,56 @@ def checked_weights(w, what: str) -> np.ndarray:
     return w
 
 
+class CompactCoef:
+    """``coef_`` of an estimator that decodes with compact weights (:class:`~swvp.model.compact.CompactVector`).
+
+    ``coef_`` is the dense weight vector: set by ``fit``, or built from the compact form when first read after
+    ``load`` (a loaded model holds the compact form only, a fraction of the memory). Decoding reads
+    :meth:`_compact_coef`, built once from ``coef_``: assign ``coef_`` anew rather than changing it in place.
+    """
+
+    @property
+    def coef_(self) -> np.ndarray:
+        w = self.__dict__.get("_coef")
+        if w is None:
+            cw = self.__dict__.get("_compact")
+            if cw is None:
+                raise AttributeError("coef_")
+            w = self._coef = cw.dense()
+        return w
+
+    @coef_.setter
+    def coef_(self, w) -> None:
+        if isinstance(w, CompactVector):
+            self._coef, self._compact = None, w
+        else:
+            self._coef, self._compact = w, None
+
+    def _has_coef(self) -> bool:
+        return self.__dict__.get("_coef") is not None or self.__dict__.get("_compact") is not None
+
+    def _compact_coef(self) -> CompactVector:
+        """The weights decoding reads (built from ``coef_`` on first use)."""
+        cw = self.__dict__.get("_compact")
+        if cw is None:
+            cw = self._compact = CompactVector.from_dense(self.coef_)
+        return cw
+
+
+def loaded_weights(w, size: int, what: str = "coef") -> CompactVector:
+    """A model file's weight vector (dense, or compact as version 3 stores it) as a compact vector of ``size``
+    finite entries (ValueError otherwise)."""
+    if isinstance(w, np.ndarray):
+        w = CompactVector.from_dense(checked_weights(w, what))
+    elif not isinstance(w, CompactVector):
+        raise ValueError(f"{what} must be a weight vector")
+    if w.size != size:
+        raise ValueError(f"weight vector has shape ({w.size},), expected ({size},)")
+    if not np.all(np.isfinite(w.values)):
+        raise ValueError(f"{what} holds non-finite values")
+    return w
+
+
 class Estimator(Params):
     """Base of the task estimators (``SequenceTagger``, ``GraphDependencyParser``).
 
@@ -192,6 +243,9 @@ class Estimator(Params):
     """
 
     MODEL_KIND: ClassVar[str] = ""
+    #: whether :meth:`save` stores weight vectors quantised unless asked for a lossless file (the pipeline: its
+    #: files are large; :mod:`swvp.persistence`)
+    QUANTIZED_FILES: ClassVar[bool] = False
     learner: Perceptron | None
 
     def _learner(self) -> Perceptron:
@@ -253,14 +307,20 @@ class Estimator(Params):
             arrays.update({f"training.{k}": v for k, v in tarrays.items()})
         return meta, arrays
 
-    def save(self, path: str | os.PathLike, *, training: TrainResult | None = None) -> None:
+    def save(self, path: str | os.PathLike, *, training: TrainResult | None = None, lossless: bool | None = None
+             ) -> None:
         """Write the model as one ``.npz`` of plain arrays with a JSON header (atomic).
 
         ``training``: the run's :class:`~swvp.learn.stats.TrainResult` (as ``on_epoch`` receives it), saved too so
         that ``fit(..., resume=path)`` continues it; after a fit cut short by Ctrl-C it is saved by default.
+        ``lossless``: store the weights exactly (the default but for a :class:`~swvp.tasks.pipeline.Pipeline`,
+        whose weights are stored quantised unless ``lossless=True``: :mod:`swvp.persistence`).
         """
-        meta, arrays = self.file_contents(training if training is not None else getattr(self, "_training", None))
-        save_model(path, self.MODEL_KIND, meta, arrays)
+        training = training if training is not None else getattr(self, "_training", None)
+        meta, arrays = self.file_contents(training)
+        exact = not self.QUANTIZED_FILES if lossless is None else bool(lossless)
+        # a checkpoint is rewritten every epoch: compressed fast
+        save_model(path, self.MODEL_KIND, meta, arrays, lossless=exact, level=3 if training is not None else LEVEL)
 
     # -- resuming ------------------------------------------------------------------------------------------
     def _resume(self, resume, digest: str, size: int) -> TrainResult | None:

@@ -308,6 +308,7 @@ class Pipeline(Estimator):
     """
 
     MODEL_KIND = MODEL_KIND
+    QUANTIZED_FILES = True  # a pipeline file stores its weights quantised unless saved with lossless=True
 
     def __init__(self, *, tokenizer=None, tagger=None, lemmatizer=None, parser=None, stages: tuple[str, ...] = STAGES,
                  jackknife: int = 5, jobs: int = 1, missing: str = "refuse"):

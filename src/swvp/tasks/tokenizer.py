@@ -336,10 +336,21 @@ class Tokenizer(Estimator):
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        fmeta, farrays = self.features_.state()
+        """Only the features with a non-zero weight are saved (most have none: the perceptron updates the features
+        of its mistakes), renumbered in key order, their weight rows with them: the tokenizer loaded decodes the
+        same (a dropped feature only ever added zeros) from a fraction of the keys and weights."""
+        K = len(LABELS)
+        n = self.features_.n_feats
+        rows = self.coef_[:n * K].reshape(n, K)
+        keep = np.any(rows.view(np.uint64) != 0, axis=1)
+        if n and not keep.any():
+            keep[0] = True  # the layout needs one feature
+        features, old_ids = self.features_.subset(keep)
+        coef = np.concatenate([rows[old_ids].reshape(-1), self.coef_[n * K:]])
+        fmeta, farrays = features.state()
         meta = {"labels": list(LABELS), "features": fmeta, "mwt": self.mwt_,
                 "settings": {"best_epoch": self.best_epoch_}, "history": self.history_}
-        return meta, {"coef": self.coef_, **farrays}
+        return meta, {"coef": coef, **farrays}
 
     @classmethod
     def _legacy_params(cls, meta: dict) -> dict:

@@ -142,7 +142,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
 
     # -- prediction ---------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
-        return hasattr(self, "coef_")
+        return self._has_coef()
 
     def parse(self, X, *, tags=None, tagger=None, beam: int | None = None
               ) -> tuple[list[np.ndarray], list[list[str]]]:
@@ -154,7 +154,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         another beam width than the learner's.
         """
         problem = self._decoding(X, tags, tagger)
-        heads, labels = problem.parse(self.coef_, self._decoding_search(beam))
+        heads, labels = problem.parse(self._compact_coef(), self._decoding_search(beam))
         data = problem.data
         return P.unflatten(heads, data.offsets, root=True), self._deprels(labels, data.offsets)
 
@@ -185,7 +185,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         lengths = np.diff(offsets).tolist()
         fixed = None if constraints is None else fixed_heads(constraints, lengths)
         try:
-            out, scores, count = kbest_lists(problem, self.coef_, 1 if k is None else check_k(k),
+            out, scores, count = kbest_lists(problem, self._compact_coef(), 1 if k is None else check_k(k),
                                              head_constraints(fixed), NO_PROJECTIVE_TREE,
                                              self._decoding_search(beam))
         except ValueError as err:
@@ -234,7 +234,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """Weights are stored sparsely (indices and values of the non-zero entries), exactly."""
+        """The weights as a compact vector (:mod:`swvp.persistence` stores its non-zero entries)."""
         meta = {"features": self.features_.state(), "oracle": self.oracle_counts_,
                 "settings": {"templates": self.templates, "hash_bits": self.hash_bits,
                              "move_hash_bits": self.move_hash_bits,
@@ -242,7 +242,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
                                         "select": self._search().select},
                              "best_epoch": self.best_epoch_},
                 "history": self.history_}
-        return meta, P.sparse_weights("coef", self.coef_)
+        return meta, {"coef": self._compact_coef()}
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         self.features_ = TransitionFeatures.from_state(meta["features"])
@@ -250,7 +250,7 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         if (self.features_.tags != self.tags or self.features_.root_label != self.root_label
                 or self.features_.tag_features != checked_tag_features(self.tag_features)):
             raise ValueError("the header's features disagree with the parameters (tags, root_label, tag_features)")
-        self.coef_ = P.dense_weights("coef", arrays, self._model().weight_size)
+        self.coef_ = P.compact_weights("coef", arrays, self._model().weight_size)
         self.oracle_counts_ = dict(meta.get("oracle", {}))
         self.history_ = meta.get("history", [])
         self.best_epoch_ = meta["settings"].get("best_epoch")

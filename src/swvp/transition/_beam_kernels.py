@@ -68,7 +68,7 @@ from swvp.features._transition_kernels import (
 )
 from swvp.inference._kernels.beam import close_step, force_gold
 from swvp.inference._kernels.heap import heapify, pop
-from swvp.model._transition_kernels import add_rows
+from swvp.model._transition_kernels import action_scores
 from swvp.transition._kernels import (
     F_DEPTH,
     F_GOLD,
@@ -143,7 +143,7 @@ def score_actions(w, sent, feats, S, k, ctx, vals, rows, acc):
     """``acc[a]`` = w·φ(state k, a) for every action a (valid or not)."""
     context(S, k, ctx)
     nf = fill_rows(feats.table, sent.words, sent.tags, sent.o, sent.n, ctx, n_actions(feats.L), vals, rows)
-    add_rows(w, feats.table, rows, nf, feats.L, acc)
+    action_scores(w, feats.table, rows, nf, feats.L, acc)
 
 
 @njit(**NJIT_NO_ALLOC)
