@@ -34,7 +34,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, read_conllu
-from swvp.data.text import Document, Sentence, Token, Word, document_from_conllu
+from swvp.data.text import Document, document_from_conllu, tokenized_document
 from swvp.exceptions import DataError, ModelFormatError
 from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
@@ -70,24 +70,6 @@ def parser_view(doc: Document) -> list[SimpleNamespace]:
                                    feats=[w.feats for w in words], heads=heads, deprels=[w.deprel for w in words],
                                    line_numbers=[w.line for w in words] if words and words[0].line else None))
     return out
-
-
-def tokenized_document(text: str) -> Document:
-    """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line
-    between paragraphs (each token one word, a space after each)."""
-    doc = Document()
-    newpar = True
-    for line in text.split("\n"):
-        forms = line.split()
-        if not forms:
-            newpar = True
-            continue
-        doc.sentences.append(Sentence([Token(f, [Word(f)]) for f in forms], newpar=newpar and bool(doc.sentences),
-                                      newdoc=not doc.sentences))
-        newpar = False
-    if doc.sentences:
-        doc.sentences[0].newpar = True
-    return doc
 
 
 def _as_corpus(X) -> ConlluCorpus:
