@@ -76,9 +76,11 @@ def test_jobs_give_the_same_output(models, big, big_parsed, tmp_path):
     assert out.read_text(encoding="utf-8").startswith(big_parsed)
 
 
-def test_a_pipe_is_analyzed_while_open_and_ctrl_c_stops_it(models):
-    proc = subprocess.Popen([_exe(), "parse", "--model", str(models.kinds["pipeline"])], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", env=ENV)
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_pipe_is_analyzed_while_open_and_ctrl_c_stops_it(models, jobs):
+    proc = subprocess.Popen([_exe(), "parse", "--model", str(models.kinds["pipeline"]), "--jobs", str(jobs)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            encoding="utf-8", env=ENV)
     try:
         out = Lines(proc.stdout)
         proc.stdin.write(PARAGRAPH)

@@ -157,7 +157,17 @@ def open_stream(path: PathLike) -> BinaryIO:
     buffer = getattr(stream, "buffer", None)
     if buffer is None:  # a text stream put in sys.stdin's place (tests, notebooks)
         return io.BytesIO(stream.read().encode("utf-8"))
-    magic = buffer.read(6)
+    try:  # the file descriptor itself: a read waiting on it holds no lock of sys.stdin's (a reader thread that still
+        # waits when the process ends would block the interpreter's shutdown, which takes that lock)
+        buffer = io.FileIO(stream.fileno(), "rb", closefd=False)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    magic = b""
+    while len(magic) < 6:
+        more = buffer.read(6 - len(magic))
+        if not more:
+            break
+        magic += more
     raw = io.BufferedReader(_Prefixed(magic, buffer))
     if magic.startswith(b"\xfd7zXZ\x00"):
         return lzma.LZMAFile(raw)

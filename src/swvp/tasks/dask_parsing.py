@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from swvp.data.text import Document
 from swvp.data.textio import PathLike, display_name
 from swvp.exceptions import ClusterError
 from swvp.learn.mixing import _raise_worker_error
+from swvp.tasks.process_pool import submitted_in_order
 from swvp.tasks.streaming import BATCH_CHARS, ConlluWriter, _batch_blocks, read_batches
 
 __all__ = ["PART_CHARS", "ClusterParse", "analyze_partition", "conllu_partition", "output_paths", "parse_files"]
@@ -119,26 +119,18 @@ class ClusterParse:
     def _run(self, client, model, paths: list[PathLike], outputs: list[Path]) -> None:
         parts = ((i, b) for i, p in enumerate(paths) for b in read_batches(p, self.input,
                                                                           batch_chars=self.part_chars))
-        window = self._window(client)
-        pending: deque = deque()
-
-        def submit() -> None:
-            for i, batch in parts:
-                pending.append((i, client.submit(_batch_blocks, model, batch, pure=False)))
-                return
-
-        for _ in range(window):
-            submit()
+        submitted = submitted_in_order(parts, lambda part: (part[0], client.submit(_batch_blocks, model, part[1],
+                                                                                   pure=False)),
+                                       self._window(client))
         current, out, writer = -1, None, None
+        fut = None
         try:
-            while pending:
-                i, fut = pending.popleft()
+            for i, fut in submitted:
                 try:
                     blocks = fut.result()
                 except Exception as err:
                     _cluster_error(err)
                     raise
-                submit()
                 while current < i:  # inputs without any part get an empty output too
                     if out is not None:
                         self._finish(out, writer, outputs[current])
@@ -152,7 +144,8 @@ class ClusterParse:
             for k in range(current + 1, len(outputs)):
                 self._finish(StreamOutput(outputs[k]), None, outputs[k])
         except BaseException:
-            for _, fut in pending:
+            submitted.close()  # no more parts submitted (those in flight are released with their futures)
+            if fut is not None:
                 fut.cancel()
             if out is not None and outputs[current] not in self.done:
                 out.__exit__(*sys.exc_info())  # what was written stays, whole

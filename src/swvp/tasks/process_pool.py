@@ -5,8 +5,8 @@ The model is loaded once, here: the workers are forked after it is in memory (on
 arrays are pages the processes share, not N copies (the cyclic garbage collector is kept off the objects that exist
 at the fork, ``gc.freeze``, so that it does not write into their pages either); where processes cannot fork, each
 worker receives the model once, when it starts. At most ``window`` items are in flight: the items are read as the
-workers take them, so memory does not grow with their number. One worker process or ``jobs=1`` gives the same
-results as a plain loop, in this process.
+workers take them (by a thread of their own: a read that waits for input holds up no result), so memory does not
+grow with their number. ``jobs=1`` gives the same results as a plain loop, in this process.
 
 Ctrl-C (KeyboardInterrupt in this process) stops the workers and goes on up: the results yielded before it are
 whole. The workers ignore SIGINT themselves (a terminal sends it to them too), so that it reaches them only as
@@ -18,14 +18,15 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import queue
 import signal
-from collections import deque
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-__all__ = ["WorkerDied", "ordered_map"]
+__all__ = ["WorkerDied", "ordered_map", "submitted_in_order"]
 
 #: the state of this process's tasks: set before the workers fork (inherited), or by their initializer
 _STATE: dict = {}
@@ -43,6 +44,42 @@ def _init_worker(state: Any, fork: bool) -> None:
 
 def _run(func: Callable, item: Any):
     return func(_STATE["state"], item)
+
+
+def submitted_in_order(items: Iterable, submit: Callable[[Any], Any], window: int) -> Iterator:
+    """``submit(item)`` for every item, called from a thread of its own that reads the items, at most ``window``
+    ahead of the caller: yields what ``submit`` returned (futures), in order. A read that waits for input (a pipe)
+    never holds up the results of the items read before it; an error reading the items is raised here, after the
+    futures of the items before it."""
+    handles: queue.Queue = queue.Queue()
+    slots = threading.Semaphore(window)
+    stop = threading.Event()
+
+    def feed() -> None:
+        try:
+            for item in items:
+                slots.acquire()
+                if stop.is_set():
+                    return
+                handles.put((True, submit(item)))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+            handles.put((False, err))
+            return
+        handles.put((False, None))
+
+    threading.Thread(target=feed, name="swvp-input", daemon=True).start()
+    try:
+        while True:
+            ok, handle = handles.get()
+            if not ok:
+                if handle is None:
+                    return
+                raise handle
+            yield handle
+            slots.release()
+    finally:
+        stop.set()
+        slots.release()
 
 
 def ordered_map(func: Callable[[Any, Any], Any], items: Iterable, *, state: Any, jobs: int = 1,
@@ -69,25 +106,16 @@ def ordered_map(func: Callable[[Any, Any], Any], items: Iterable, *, state: Any,
                                initargs=(None if fork else state, fork))
     finished = False
     try:
-        pending: deque = deque()
-        source = iter(items)
-        for item in source:
-            pending.append(pool.submit(_run, func, item))
-            if len(pending) >= window:
-                break
-        if frozen:  # the workers have forked (all of them, at the first submit)
+        pool.submit(int).result()  # every worker forks at the first submit: here, in this thread, now
+        if frozen:
             gc.unfreeze()
             frozen = False
-        while pending:
-            fut = pending.popleft()
+        for fut in submitted_in_order(items, lambda item: pool.submit(_run, func, item), window):
             try:
                 result = fut.result()
             except BrokenProcessPool as err:
                 raise WorkerDied("a worker process died before finishing its part (killed, or out of memory)"
                                  ) from err
-            for item in source:  # one in, for the one out
-                pending.append(pool.submit(_run, func, item))
-                break
             yield result
         finished = True
     finally:
