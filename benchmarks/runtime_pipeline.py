@@ -21,7 +21,8 @@ repeated to the size asked for (whole copies, then cut at a paragraph break). Ea
   lines of the output) per wall second of the whole process (the model's load, one process either way, included)
   and after the first output (the analysis alone), the ratios of the best runs, CPU seconds, and the
   summed proportional set size (PSS: shared pages split among the processes sharing them) of the process and its
-  workers, sampled every 0.2 s, against its RSS: a model shared by fork counts once. Outputs compared byte for byte.
+  workers, sampled every 0.2 s, against its RSS: a model shared by fork counts once; the CPU seconds of the parent
+  alone (reading, numbering, writing; the last sample before it ended). Outputs compared byte for byte.
 * ``dask`` — :func:`swvp.tasks.dask_parsing.parse_files` on a ``LocalCluster`` of 1 and of 2 worker processes (one
   thread each): wall seconds of the call (the model's scatter included, and without it), words per second, the
   ratio; outputs compared with ``swvp parse``'s.
@@ -123,6 +124,7 @@ def run_parse(model: str, inputs: list[Path], *, jobs: int = 1, pythonpath: str 
     if sample_pss:
         out["peak_pss_sum_mb"] = round(pss["max_mb"], 1)
         out["peak_rss_sum_mb"] = round(pss["rss_max_mb"], 1)
+        out["parent_cpu_s_last_sample"] = round(pss.get("parent_cpu_s", 0.0), 2)
     return out
 
 
@@ -150,6 +152,8 @@ def _sample_pss(pid: int, out: dict, stop: threading.Event) -> None:
         try:
             procs = [psutil.Process(pid)]
             procs += procs[0].children(recursive=True)
+            t = procs[0].cpu_times()
+            out["parent_cpu_s"] = t.user + t.system  # the parent alone: reading, numbering, writing
             pss = rss = 0.0
             for p in procs:
                 try:

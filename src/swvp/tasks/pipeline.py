@@ -17,6 +17,10 @@ processes, then the parser; ``stage_cpu_seconds_`` records each stage's CPU time
 stage needs (no LEMMA, no HEAD) stops training with a DataError, or with ``missing="skip"`` leaves that stage out
 and says so in ``skipped_``. The whole pipeline is one model file (:meth:`save`): each stage's header and arrays
 inside it, the format version of every model.
+
+At run time: :meth:`Pipeline.analyze` (one text), :meth:`Pipeline.pipe` (a stream of texts, in batches, optionally on
+worker processes; spaCy's ``nlp.pipe``), :meth:`Pipeline.parse_files` (files to CoNLL-U files as they are read, here or
+on a Dask cluster: :mod:`swvp.tasks.streaming`, :mod:`swvp.tasks.dask_parsing`).
 """
 
 from __future__ import annotations
