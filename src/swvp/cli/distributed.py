@@ -38,7 +38,7 @@ def parse_on_cluster(args, files: list[str]) -> int:
     import os
     import sys
 
-    from swvp.cli.pipeline import EXIT_FAILURE, EXIT_INTERRUPTED, _check_parse_model, check_inputs
+    from swvp.cli.streaming import EXIT_FAILURE, EXIT_INTERRUPTED, check_inputs, check_parse_model
     from swvp.tasks import load
     from swvp.tasks.dask_parsing import ClusterParse, output_paths
 
@@ -54,7 +54,7 @@ def parse_on_cluster(args, files: list[str]) -> int:
         raise SwvpError(f"parse: {err}") from None
     check_inputs(files)
     model = load(args.model)
-    _check_parse_model(model, args.input)
+    check_parse_model(model, args.input)
     os.makedirs(args.output, exist_ok=True)
     run = ClusterParse(model, args.dask_scheduler, input=args.input)
     try:

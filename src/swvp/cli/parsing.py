@@ -226,7 +226,7 @@ def _tags(args, corpus, parser):
 def cmd_predict_parser(model, args) -> int:
     """Trees (and POS from ``--tagger``) written into the CoNLL-U input as it is read: each sentence is parsed on
     its own."""
-    from swvp.cli.pipeline import check_inputs, run_stream
+    from swvp.cli.streaming import check_inputs, run_stream
     from swvp.tasks.streaming import ConlluRelabeling
 
     check_inputs([args.input])

@@ -6,21 +6,11 @@ from __future__ import annotations
 import copy
 import sys
 
-from swvp.cli.options import (
-    DOCUMENT_KINDS,
-    PARSE_INPUTS,
-    bounded_int,
-    check_output,
-    describe,
-    model_kind,
-    positive_int,
-    refuse,
-)
+from swvp.cli.options import bounded_int, check_output, positive_int, refuse
+from swvp.cli.streaming import check_inputs, check_parse_model, run_stream
 from swvp.exceptions import SwvpError
 
 INPUTS = ("raw", "conllu", "tokenized")  # swvp.tasks.streaming.INPUTS (named here: --help imports no task)
-#: exit statuses (README "Exit status")
-EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
 
 
 def add_train_arguments(p) -> None:
@@ -130,53 +120,6 @@ def _annotate(model, doc):
     return model.annotate(doc)
 
 
-def check_inputs(paths) -> None:
-    """Refuse, before any output is written, an input that cannot be opened (missing, a folder, unreadable): an
-    OSError, exit 2. Standard input named more than once is read whole first (each gets the same text, as when
-    every input was read whole)."""
-    from swvp.data.textio import read_bytes
-
-    for path in paths:
-        if path != "-":
-            with open(path, "rb"):
-                pass
-    if paths.count("-") > 1:
-        read_bytes("-")
-
-
-def run_stream(stream, run, output: str | None) -> int:
-    """Run a streaming command (``run()``; ``stream.sentences`` counts what it wrote) and report how it ended:
-    ``wrote OUT`` (0); Ctrl-C (130) or a failing output (1, one line) with how many whole sentences the output
-    holds."""
-    from swvp.exceptions import DataError
-    from swvp.tasks.process_pool import WorkerDied
-
-    where = output or "standard output"
-    try:
-        run()
-    except KeyboardInterrupt:
-        print(f"swvp: interrupted: {where} holds the first {stream.sentences} sentences, whole; the rest of the input "
-              "was not written", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except WorkerDied as err:
-        print(f"swvp: error: {err}; {where} holds the first {stream.sentences} sentences, whole", file=sys.stderr)
-        return EXIT_FAILURE
-    except DataError as err:  # bad input further on: say what the output holds
-        if not stream.sentences:
-            raise
-        print(f"swvp: error: {err}; {where} holds the first {stream.sentences} sentences, whole", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as err:
-        if output is None or err.filename != output:
-            raise
-        print(f"swvp: error: {output}: {err.strerror or err}; it holds the first {stream.sentences} sentences, whole",
-              file=sys.stderr)
-        return EXIT_FAILURE
-    if output:
-        print(f"wrote {output}", file=sys.stderr)
-    return 0
-
-
 def cmd_parse(args) -> int:
     from swvp.tasks import load
 
@@ -188,22 +131,11 @@ def cmd_parse(args) -> int:
     check_output(args.output, [args.model, *files])
     check_inputs(files)
     model = load(args.model)
-    _check_parse_model(model, args.input)
+    check_parse_model(model, args.input)
     from swvp.tasks.streaming import DocumentStream
 
     stream = DocumentStream(model, input=args.input, jobs=args.jobs)
     return run_stream(stream, lambda: stream.run(files, args.output), args.output)
-
-
-def _check_parse_model(model, kind: str) -> None:
-    if model.MODEL_KIND not in DOCUMENT_KINDS:
-        raise SwvpError(f"parse: {describe(model_kind(model))} does not analyze documents (swvp parse takes a "
-                        f"{', '.join(DOCUMENT_KINDS[:-1])} or {DOCUMENT_KINDS[-1]} model; swvp predict labels a file "
-                        f"with it)")
-    if model.MODEL_KIND not in PARSE_INPUTS[kind]:
-        reads = [k for k, kinds in PARSE_INPUTS.items() if model.MODEL_KIND in kinds]
-        raise SwvpError(f"parse: --input {kind} does not apply to {describe(model.MODEL_KIND)} (it reads "
-                        f"{' or '.join(reads)}: --input {'|'.join(reads)})")
 
 
 # ----------------------------------------------------------------------------------- predict / evaluate

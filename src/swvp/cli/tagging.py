@@ -269,7 +269,7 @@ def cmd_predict_tagger(model, args) -> int:
     out = args.output
     voted = bool(getattr(args, "voted", False))
     if fmt == "conllu":  # each sentence tagged on its own: written as the input is read
-        from swvp.cli.pipeline import check_inputs, run_stream
+        from swvp.cli.streaming import check_inputs, run_stream
         from swvp.tasks.streaming import ConlluRelabeling
 
         check_inputs([args.input])
