@@ -326,6 +326,41 @@ def part_pipe(args, tmp: Path) -> dict:
     return out
 
 
+def _scheduler_note() -> dict:
+    """Whether Linux's autogroup scheduling is on, and the busiest other process groups now: with it on, the CPU is
+    shared equally between sessions first, so N worker processes of one run share one session's part of a busy
+    machine — a wall-clock speed-up over one process shows only when the other sessions leave cores idle."""
+    note: dict = {}
+    try:
+        note["autogroup_enabled"] = open("/proc/sys/kernel/sched_autogroup_enabled").read().strip() == "1"
+    except OSError:
+        note["autogroup_enabled"] = None
+    try:
+        import psutil
+
+        busy: dict = {}
+        for p in psutil.process_iter(["pid"]):
+            try:
+                group = open(f"/proc/{p.pid}/autogroup").read().split()[0]
+                busy[group] = busy.get(group, 0.0) + p.cpu_percent(interval=None)
+            except (OSError, psutil.Error, IndexError):
+                continue
+        time.sleep(1.0)
+        busy = {}
+        for p in psutil.process_iter(["pid"]):
+            try:
+                group = open(f"/proc/{p.pid}/autogroup").read().split()[0]
+                busy[group] = busy.get(group, 0.0) + p.cpu_percent(interval=None)
+            except (OSError, psutil.Error, IndexError):
+                continue
+        mine = open("/proc/self/autogroup").read().split()[0]
+        note["this_group"] = mine
+        note["other_groups_cpu_percent"] = {g: round(c) for g, c in busy.items() if g != mine and c >= 5}
+    except Exception:  # noqa: BLE001 - a note, not a measurement
+        pass
+    return note
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--part", choices=["streaming", "jobs", "dask", "pipe"], required=True)
@@ -343,7 +378,8 @@ def main() -> None:
     args.text = args.text or Path(args.model).with_suffix(".test.txt")
     args.sizes = [float(x) for x in args.sizes.split(",")]
     args.baseline_sizes = [float(x) for x in args.baseline_sizes.split(",")]
-    m = meta(packages=("dask", "distributed"), model=args.model, text=str(args.text), part=args.part)
+    m = meta(packages=("dask", "distributed"), model=args.model, text=str(args.text), part=args.part,
+             scheduler=_scheduler_note())
     with tempfile.TemporaryDirectory(prefix="swvp-runtime-") as tmp:
         result = {"streaming": part_streaming, "jobs": part_jobs, "dask": part_dask, "pipe": part_pipe}[args.part](
             args, Path(tmp))
