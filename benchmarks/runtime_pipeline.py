@@ -22,7 +22,9 @@ repeated to the size asked for (whole copies, then cut at a paragraph break). Ea
   and after the first output (the analysis alone), the ratios of the best runs, CPU seconds, and the
   summed proportional set size (PSS: shared pages split among the processes sharing them) of the process and its
   workers, sampled every 0.2 s, against its RSS: a model shared by fork counts once; the CPU seconds of the parent
-  alone (reading, numbering, writing; the last sample before it ended). Outputs compared byte for byte.
+  alone (reading, numbering, writing; the last sample before it ended). Outputs compared byte for byte. Before and
+  after, :func:`spin_calibration` records the speed-up the machine offers this session then (two busy loops
+  against one): on a shared machine with autogroup scheduling, other sessions' work caps it.
 * ``dask`` — :func:`swvp.tasks.dask_parsing.parse_files` on a ``LocalCluster`` of 1 and of 2 worker processes (one
   thread each): wall seconds of the call (the model's scatter included, and without it), words per second, the
   ratio; outputs compared with ``swvp parse``'s.
@@ -205,6 +207,8 @@ def part_streaming(args, tmp: Path) -> dict:
 
 def part_jobs(args, tmp: Path) -> dict:
     path = repeated_text(args.text, args.mb, tmp / "in.txt")
+    calibration = [spin_calibration()]
+    log(f"jobs: CPU available to 1 and 2 processes of this session: {calibration[0]}")
     runs = []
     for rep in range(args.repeats):
         for jobs in (1, 2):
@@ -213,11 +217,14 @@ def part_jobs(args, tmp: Path) -> dict:
             r["repeat"] = rep + 1
             runs.append(r)
             log(f"  {r}")
+    calibration.append(spin_calibration())
+    log(f"jobs: CPU available to 1 and 2 processes of this session: {calibration[1]}")
     best = {j: max(r["words_per_wall_s"] for r in runs if r["jobs"] == j) for j in (1, 2)}
     steady = {j: max(r["words_per_wall_s_after_first_output"] for r in runs if r["jobs"] == j) for j in (1, 2)}
     same = len({r["sha256"] for r in runs}) == 1
-    return {"input_mb": round(path.stat().st_size / 1e6, 3), "runs": runs,
-            "summary": {"best_words_per_wall_s": best, "ratio_2_over_1": round(best[2] / best[1], 3),
+    return {"input_mb": round(path.stat().st_size / 1e6, 3), "runs": runs, "spin_before_after": calibration,
+            "summary": {"available_ratio_2_over_1_before_after": [c["available_ratio_2_over_1"] for c in calibration],
+                        "best_words_per_wall_s": best, "ratio_2_over_1": round(best[2] / best[1], 3),
                         "best_words_per_wall_s_after_first_output": steady,
                         "ratio_2_over_1_after_first_output": round(steady[2] / steady[1], 3),
                         "target_ratio": 1.8, "outputs_identical": same,
@@ -235,6 +242,7 @@ def part_dask(args, tmp: Path) -> dict:
     from swvp.tasks.dask_parsing import parse_files
 
     path = repeated_text(args.text, args.mb, tmp / "in.txt")
+    calibration = [spin_calibration()]
     local = run_parse(args.model, [path])
     log(f"dask: local swvp parse {local}")
     model = load_model(args.model)
@@ -263,9 +271,12 @@ def part_dask(args, tmp: Path) -> dict:
                 r["words_per_wall_s"] = round(r["words"] / wall, 1)
                 runs.append(r)
                 log(f"  {r}")
+    calibration.append(spin_calibration())
     best = {w: max(r["words_per_wall_s"] for r in runs if r["workers"] == w) for w in (1, 2)}
     return {"input_mb": round(path.stat().st_size / 1e6, 3), "local": local, "runs": runs,
-            "summary": {"best_words_per_wall_s": best, "ratio_2_over_1": round(best[2] / best[1], 3),
+            "spin_before_after": calibration,
+            "summary": {"available_ratio_2_over_1_before_after": [c["available_ratio_2_over_1"] for c in calibration],
+                        "best_words_per_wall_s": best, "ratio_2_over_1": round(best[2] / best[1], 3),
                         "target_ratio": 1.8, "outputs_identical": all(r["identical_to_local"] for r in runs)}}
 
 
@@ -324,6 +335,24 @@ def part_pipe(args, tmp: Path) -> dict:
         out[name] = r
         log(f"pipe: {name}: {r}")
     return out
+
+
+SPIN = "import time\nt0 = time.time(); c0 = time.process_time()\nwhile time.time() - t0 < {s}: pass\n" \
+       "print(time.process_time() - c0)"
+
+
+def spin_calibration(seconds: float = 5.0) -> dict:
+    """What parallel speed-up this session can get now: CPU seconds one busy-looping process gets in ``seconds`` of
+    wall time, and what two get together (on free cores: twice as much; with other sessions busy and autogroup
+    scheduling on, the same)."""
+    def spin(n: int) -> float:
+        procs = [subprocess.Popen([sys.executable, "-c", SPIN.format(s=seconds)], stdout=subprocess.PIPE, text=True)
+                 for _ in range(n)]
+        return sum(float(p.communicate()[0]) for p in procs)
+
+    one, two = spin(1), spin(2)
+    return {"seconds": seconds, "cpu_one_process_s": round(one, 2), "cpu_two_processes_s": round(two, 2),
+            "available_ratio_2_over_1": round(two / one, 3)}
 
 
 def _scheduler_note() -> dict:
