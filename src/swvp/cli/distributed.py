@@ -30,3 +30,44 @@ def mixing_from_args(args):
     from swvp.learn.mixing import ParameterMixing
 
     return ParameterMixing(shards=args.shards, mu=args.mix, scheduler=args.dask_scheduler or "threads")
+
+
+def parse_on_cluster(args, files: list[str]) -> int:
+    """``swvp parse --dask-scheduler ADDRESS IN... -o FOLDER``: every input analyzed on the cluster into
+    ``FOLDER/<its name>.conllu`` (:mod:`swvp.tasks.dask_parsing`)."""
+    import os
+    import sys
+
+    from swvp.cli.streaming import EXIT_FAILURE, EXIT_INTERRUPTED, check_inputs, check_parse_model
+    from swvp.tasks import load
+    from swvp.tasks.dask_parsing import ClusterParse, output_paths
+
+    if not args.output:
+        raise SwvpError("parse: --dask-scheduler writes one file per input: give the folder with -o FOLDER")
+    if "jobs" in args.given:
+        raise SwvpError("parse: --jobs applies to a local run; the cluster's workers are set up with it")
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise SwvpError(f"{args.output}: with --dask-scheduler, -o names a folder (one output per input), not a file")
+    try:
+        outputs = output_paths(files, args.output)
+    except ValueError as err:
+        raise SwvpError(f"parse: {err}") from None
+    check_inputs(files)
+    model = load(args.model)
+    check_parse_model(model, args.input)
+    os.makedirs(args.output, exist_ok=True)
+    run = ClusterParse(model, args.dask_scheduler, input=args.input)
+    try:
+        run.run(files, outputs)
+    except KeyboardInterrupt:
+        print(f"swvp: interrupted: {len(run.done)} of {len(outputs)} outputs finished in {args.output}, "
+              f"{run.sentences} sentences written in all, whole", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as err:
+        if err.filename is None or os.fspath(err.filename) not in {os.fspath(o) for o in outputs}:
+            raise
+        print(f"swvp: error: {err.filename}: {err.strerror or err}; {run.sentences} whole sentences written",
+              file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"wrote {len(outputs)} file(s) in {args.output}", file=sys.stderr)
+    return 0

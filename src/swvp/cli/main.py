@@ -86,10 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     par.add_argument("--model", required=True, help="a pipeline (or tokenizer) model")
     par.add_argument("inputs", nargs="*", metavar="FILE", help="UTF-8 text files, one document each; none or '-': "
                                                                "standard input. An empty line separates paragraphs")
-    par.add_argument("-o", "--output", help="output file (default: standard output)")
+    par.add_argument("-o", "--output", help="output file (default: standard output), written as the input is read; "
+                                            "with --dask-scheduler: a folder, one FILE.conllu per input")
     par.add_argument("--input", choices=pipeline.INPUTS, default="raw",
                      help="raw text (default); conllu: keep its sentences and tokens; tokenized: one sentence per "
                           "line, tokens separated by spaces")
+    par.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                     help="analyze on N worker processes that share the model (the output is the same for any N)")
+    par.add_argument("--dask-scheduler", metavar="ADDRESS",
+                     help="analyze on this Dask cluster (e.g. tcp://10.0.0.5:8786; the workers need swvp): every "
+                          "input to its own file in the -o folder")
     _threads_option(par)
     par.set_defaults(func=pipeline.cmd_parse)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from swvp.cli.distributed import add_mixing_arguments, mixing_from_args
 from swvp.cli.options import bounded_int, check_output, check_plot, option, positive_int, refuse
@@ -225,22 +224,30 @@ def _tags(args, corpus, parser):
 
 
 def cmd_predict_parser(model, args) -> int:
-    from swvp.data.conllu import format_conllu, read_conllu, write_conllu
+    """Trees (and POS from ``--tagger``) written into the CoNLL-U input as it is read: each sentence is parsed on
+    its own."""
+    from swvp.cli.streaming import check_inputs, run_stream
+    from swvp.tasks.streaming import ConlluRelabeling
 
-    corpus = read_conllu(args.input)
-    tags = _tags(args, corpus, model)
-    heads, rels = model.parse(corpus, tags=tags, **({"voted": True} if args.voted else {}))
-    kwargs = {"heads": heads}
-    if rels is not None:
-        kwargs["deprels"] = rels
-    if tags is not None:  # the POS the parser read
-        kwargs[model.tags] = tags
-    if args.output:
-        write_conllu(corpus, args.output, **kwargs)
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(format_conllu(corpus, **kwargs))
-    return 0
+    check_inputs([args.input])
+    tagger = None
+    if getattr(args, "tagger", None):
+        tagger = load_tagger(args.tagger)
+        check_tagger(tagger, model, args.tagger)
+    voted = {"voted": True} if args.voted else {}
+
+    def columns(part) -> dict:
+        tags = None if tagger is None else tagger.predict([s.forms for s in part.sentences])
+        heads, rels = model.parse(part, tags=tags, **voted)
+        kwargs = {"heads": heads}
+        if rels is not None:
+            kwargs["deprels"] = rels
+        if tags is not None:  # the POS the parser read
+            kwargs[model.tags] = tags
+        return kwargs
+
+    stream = ConlluRelabeling(columns)
+    return run_stream(stream, lambda: stream.run(args.input, args.output), args.output)
 
 
 def cmd_evaluate_parser(model, args) -> int:

@@ -6,19 +6,11 @@ from __future__ import annotations
 import copy
 import sys
 
-from swvp.cli.options import (
-    DOCUMENT_KINDS,
-    PARSE_INPUTS,
-    bounded_int,
-    check_output,
-    describe,
-    model_kind,
-    positive_int,
-    refuse,
-)
+from swvp.cli.options import bounded_int, check_output, positive_int, refuse
+from swvp.cli.streaming import check_inputs, check_parse_model, run_stream
 from swvp.exceptions import SwvpError
 
-INPUTS = ("raw", "conllu", "tokenized")
+INPUTS = ("raw", "conllu", "tokenized")  # swvp.tasks.streaming.INPUTS (named here: --help imports no task)
 
 
 def add_train_arguments(p) -> None:
@@ -109,24 +101,6 @@ def cmd_train_pipeline(args) -> int:
 # ----------------------------------------------------------------------------------------------- reading input
 
 
-def _document(model, path: str, kind: str):
-    """The document of one input (raw text, CoNLL-U or tokenized text), analyzed by ``model``."""
-    from swvp.data.text import document_from_conllu, read_raw_text
-    from swvp.tasks.pipeline import tokenized_document
-
-    if kind == "conllu":
-        from swvp.data.conllu import parse_conllu
-
-        text = read_raw_text(path)
-        doc = document_from_conllu(parse_conllu(text, file="<stdin>" if path == "-" else path))
-        return _annotate(model, doc)
-    text = read_raw_text(path)
-    if kind == "tokenized":
-        doc = tokenized_document(text)
-        return _annotate(model, doc)
-    return _analyze(model, text)
-
-
 def _analyze(model, text: str):
     from swvp.tasks.pipeline import Pipeline
     from swvp.tasks.tokenizer import Tokenizer
@@ -146,55 +120,36 @@ def _annotate(model, doc):
     return model.annotate(doc)
 
 
-def _write(docs, output: str | None) -> None:
-    """The documents as one CoNLL-U text (sentences numbered through, each document's first sentence marked)."""
-    from swvp.data.text import Document
-    from swvp.data.textio import atomic_write_text
-
-    merged = Document([s for d in docs for s in d.sentences])
-    for d in docs:
-        if d.sentences:
-            d.sentences[0].newdoc = d.sentences[0].newdoc or True
-    for i, sent in enumerate(merged.sentences, start=1):
-        if sent.sent_id is None:
-            sent.sent_id = str(i)
-    text = merged.to_conllu()
-    if output:
-        atomic_write_text(output, text)
-        print(f"wrote {output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-
-
 def cmd_parse(args) -> int:
     from swvp.tasks import load
 
     files = args.inputs or ["-"]
+    if args.dask_scheduler:
+        from swvp.cli.distributed import parse_on_cluster
+
+        return parse_on_cluster(args, files)
     check_output(args.output, [args.model, *files])
+    check_inputs(files)
     model = load(args.model)
-    if model.MODEL_KIND not in DOCUMENT_KINDS:
-        raise SwvpError(f"parse: {describe(model_kind(model))} does not analyze documents (swvp parse takes a "
-                        f"{', '.join(DOCUMENT_KINDS[:-1])} or {DOCUMENT_KINDS[-1]} model; swvp predict labels a file "
-                        f"with it)")
-    if model.MODEL_KIND not in PARSE_INPUTS[args.input]:
-        reads = [k for k, kinds in PARSE_INPUTS.items() if model.MODEL_KIND in kinds]
-        raise SwvpError(f"parse: --input {args.input} does not apply to {describe(model.MODEL_KIND)} (it reads "
-                        f"{' or '.join(reads)}: --input {'|'.join(reads)})")
-    docs = [_document(model, path, args.input) for path in files]
-    _write(docs, args.output)
-    return 0
+    check_parse_model(model, args.input)
+    from swvp.tasks.streaming import DocumentStream
+
+    stream = DocumentStream(model, input=args.input, jobs=args.jobs)
+    return run_stream(stream, lambda: stream.run(files, args.output), args.output)
 
 
 # ----------------------------------------------------------------------------------- predict / evaluate
 
 
 def cmd_predict_document(model, args) -> int:
-    """``swvp predict`` with a document model: CoNLL-U in (a tokenizer: raw text), every predicted column out."""
+    """``swvp predict`` with a document model: CoNLL-U in (a tokenizer: raw text), every predicted column out, as
+    the input is read."""
+    from swvp.tasks.streaming import DocumentStream
     from swvp.tasks.tokenizer import Tokenizer
 
-    kind = "raw" if isinstance(model, Tokenizer) else "conllu"
-    _write([_document(model, args.input, kind)], args.output)
-    return 0
+    check_inputs([args.input])
+    stream = DocumentStream(model, input="raw" if isinstance(model, Tokenizer) else "conllu")
+    return run_stream(stream, lambda: stream.run([args.input], args.output), args.output)
 
 
 def _evaluate(model, gold: str, kind: str) -> dict:

@@ -263,23 +263,20 @@ def _tagger_input(model, path, fmt_override):
 
 def cmd_predict_tagger(model, args) -> int:
     from swvp.data.columns import read_columns, write_columns
-    from swvp.data.conllu import read_conllu, write_conllu
     from swvp.data.textio import atomic_write_text
 
     fmt, column = _tagger_input(model, args.input, args.format)
     out = args.output
     voted = bool(getattr(args, "voted", False))
-    if fmt == "conllu":
-        corpus = read_conllu(args.input)
-        pred = model.predict([s.forms for s in corpus.sentences], voted=voted)
-        target = out or sys.stdout
-        if out:
-            write_conllu(corpus, out, **{column: pred})
-        else:
-            from swvp.data.conllu import format_conllu
+    if fmt == "conllu":  # each sentence tagged on its own: written as the input is read
+        from swvp.cli.streaming import check_inputs, run_stream
+        from swvp.tasks.streaming import ConlluRelabeling
 
-            target.write(format_conllu(corpus, **{column: pred}))
-    elif fmt in ("conll2000", "conll2002"):
+        check_inputs([args.input])
+        stream = ConlluRelabeling(lambda part: {column: model.predict([s.forms for s in part.sentences],
+                                                                      voted=voted)})
+        return run_stream(stream, lambda: stream.run(args.input, out), out)
+    if fmt in ("conll2000", "conll2002"):
         corpus = read_columns(args.input, fmt=fmt)
         extra = [s.pos for s in corpus.sentences] if corpus.n_columns >= 3 else None
         pred = model.predict([s.forms for s in corpus.sentences], extra=extra, voted=voted)

@@ -51,9 +51,11 @@ from swvp._config import INT
 from swvp.data.textio import (
     PathLike,
     atomic_write_text,
+    decode_text,
     display_name,
     gc_paused,
     join_lines,
+    read_chunks,
     read_text,
     split_lines,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "find_tree_error",
     "format_conllu",
     "read_conllu",
+    "read_conllu_parts",
     "write_conllu",
 ]
 
@@ -185,15 +188,58 @@ def read_conllu(path: PathLike, *, validate_trees: bool = False) -> ConlluCorpus
     return corpus
 
 
-def parse_conllu(text: str, *, file: str | None = None) -> ConlluCorpus:
-    """Parse CoNLL-U ``text``; ``file`` is the name errors report."""
+def read_conllu_parts(path: PathLike, *, chunk_bytes: int = 1 << 16) -> Iterator[ConlluCorpus]:
+    """:func:`read_conllu` in parts, as the file is read (``"-"``: standard input, a pipe's sentences as they come):
+    after each read, a :class:`ConlluCorpus` of the whole sentences it completed (the bytes up to its last empty
+    line), the rest at the end. Memory holds one read and one part.
+
+    A part starts where the one before it ended: the empty lines it starts with are its ``leading_blank``, and only
+    the last part can lack a final newline, so ``format_conllu`` of the parts, one after another, is
+    ``format_conllu`` of the whole file (the same columns replaced). Validation is :func:`read_conllu`'s, every error
+    naming the file's own line; an error in a later part comes after the earlier parts were yielded. A part may hold
+    no sentence (empty lines only).
+    """
+    file = display_name(path)
+    buf = b""
+    line = 1  # the file line buf starts on
+    sentences = 0
+    for chunk in read_chunks(path, chunk_bytes):
+        buf += chunk
+        lf, crlf = buf.rfind(b"\n\n"), buf.rfind(b"\n\r\n")
+        cut = max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)  # after the last empty line
+        if cut:
+            part, buf = buf[:cut], buf[cut:]
+            corpus = _parse_part(decode_text(part, file, first_line=line), file, line)
+            line += part.count(b"\n")
+            sentences += len(corpus.sentences)
+            yield corpus
+    if buf or sentences == 0:
+        text = decode_text(buf, file, first_line=line)
+        if sentences == 0 and not text.strip("\n"):
+            if line == 1 and not text:
+                raise DataError(file, 1, "empty file")
+            raise DataError(file, max(line - 1 + text.count("\n"), 1), "no sentences in file")
+        yield _parse_part(text, file, line)
+
+
+def _parse_part(text: str, file: str, line: int) -> ConlluCorpus:
+    """The sentences of a part of a CoNLL-U file (whole lines from file line ``line`` on)."""
+    if not text.strip("\n"):  # empty lines only
+        return ConlluCorpus([], file, text.count("\n"), True)
+    return parse_conllu(text, file=file, first_line=line)
+
+
+def parse_conllu(text: str, *, file: str | None = None, first_line: int = 1) -> ConlluCorpus:
+    """Parse CoNLL-U ``text``; ``file`` is the name errors report, ``first_line`` the file line ``text`` starts on
+    (a part of a file: :func:`read_conllu_parts`)."""
     with gc_paused():
-        return _parse_conllu(text, file)
+        return _parse_conllu(text, file, first_line)
 
 
-def _parse_conllu(text: str, file: str | None) -> ConlluCorpus:
+def _parse_conllu(text: str, file: str | None, first_line: int = 1) -> ConlluCorpus:
     if text == "":
-        raise DataError(file, 1, "empty file")
+        raise DataError(file, first_line, "empty file")
+    base = first_line - 1
     lines, final_newline = split_lines(text)
     plain = not any(c in text for c in _ODD_ASCII_SPACE)
     sentences: list[ConlluSentence] = []
@@ -204,25 +250,26 @@ def _parse_conllu(text: str, file: str | None) -> ConlluCorpus:
             if start < 0:
                 start = r
             if line.isspace():
-                raise DataError(file, r + 1, "line holds only whitespace; separate sentences by empty lines")
+                raise DataError(file, base + r + 1, "line holds only whitespace; separate sentences by empty lines")
             continue
         if start >= 0:
-            sentences.append(_parse_block(lines, start, r, file, plain))
+            sentences.append(_parse_block(lines, start, r, file, plain, base))
             start = -1
         if sentences:
             sentences[-1].blank_after += 1
         else:
             leading_blank += 1
     if start >= 0:
-        sentences.append(_parse_block(lines, start, len(lines), file, plain))
+        sentences.append(_parse_block(lines, start, len(lines), file, plain, base))
     if not sentences:
-        raise DataError(file, max(len(lines), 1), "no sentences in file")
+        raise DataError(file, base + max(len(lines), 1), "no sentences in file")
     return ConlluCorpus(sentences, file, leading_blank, final_newline)
 
 
-def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain: bool = False) -> ConlluSentence:
+def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain: bool = False, base: int = 0
+                 ) -> ConlluSentence:
     """One sentence from ``lines[start:end]`` (all non-empty); ``plain``: the text holds none of
-    ``_ODD_ASCII_SPACE``."""
+    ``_ODD_ASCII_SPACE``; ``lines[0]`` is the file's line ``base + 1``."""
     words: list[list[str]] = []  # the columns of each word line
     heads: list[int] = [-1]
     word_rows: list[int] = []
@@ -232,7 +279,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
     in_tokens = False
     for r in range(start, end):
         line = lines[r]
-        ln = r + 1
+        ln = base + r + 1
         if line[0] == "#":
             if in_tokens:
                 raise DataError(file, ln, "comment line after the token lines; comments must precede the sentence")
@@ -296,11 +343,11 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
     n = len(words)
     if n == 0:
         what = "comment lines without" if not in_tokens else "sentence without"
-        raise DataError(file, start + 1, f"{what} any word line (integer ID)")
+        raise DataError(file, base + start + 1, f"{what} any word line (integer ID)")
     for b, ln in ranges:
         if b > n:
             raise DataError(file, ln, f"multiword token range ends at {b}, after the last word {n}")
-    first = start + 1
+    first = base + start + 1
     if max(heads) > n:
         d = next(d for d in range(1, n + 1) if heads[d] > n)
         raise DataError(file, first + word_rows[d - 1], f"HEAD {heads[d]} out of range 0..{n}{_HEAD_HINT}")

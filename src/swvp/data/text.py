@@ -24,9 +24,9 @@ from swvp.data.conllu import ConlluCorpus, ConlluSentence
 from swvp.data.textio import PathLike, display_name, gc_paused, read_bytes
 from swvp.exceptions import DataError
 
-__all__ = ["Document", "Sentence", "Token", "TrainingParagraph", "Word", "code_points", "document_from_conllu",
-           "misc_items", "paragraph_starts", "raw_text_of_conllu", "read_raw_text", "training_paragraphs",
-           "whitespace_mask"]
+__all__ = ["PARAGRAPH_BREAK", "Document", "Sentence", "Token", "TrainingParagraph", "Word", "code_points",
+           "conllu_blocks", "document_from_conllu", "misc_items", "paragraph_starts", "raw_text_of_conllu",
+           "read_raw_text", "tokenized_document", "training_paragraphs", "whitespace_mask"]
 
 _MISSING = "_"
 SPACE_AFTER_NO = "SpaceAfter=No"
@@ -43,8 +43,10 @@ def _join_misc(items: list[str]) -> str:
 
 @dataclass(slots=True, eq=False)
 class Word:
-    """One syntactic word and its columns; ``head`` is -1 where not parsed (written ``_``), 0 for the root;
-    ``line``: its line in the file it was read from (for error messages; None for words made from text)."""
+    """One syntactic word and its columns; ``head`` is -1 where not parsed (written ``_``), 0 for the root (else the
+    ``id`` of the head word); ``line``: its line in the file it was read from (for error messages; None for words
+    made from text); ``id``: its ID in its sentence, 1-based as CoNLL-U numbers it (set when a :class:`Sentence` is
+    made of it or read from CoNLL-U; None for a word in no sentence)."""
 
     form: str
     lemma: str = _MISSING
@@ -55,6 +57,7 @@ class Word:
     deprel: str = _MISSING
     misc: str = _MISSING
     line: int | None = None
+    id: int | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -84,9 +87,26 @@ class Sentence:
     newpar: bool | str = False
     comments: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.number_words()
+
+    def number_words(self) -> None:
+        """Set every word's ``id`` to its place in the sentence (1-based); done when the sentence is made, again
+        after its tokens change."""
+        for i, w in enumerate(self.words, start=1):
+            w.id = i
+
     @property
     def words(self) -> list[Word]:
         return [w for t in self.tokens for w in t.words]
+
+    def to_conllu(self, number: int | None = None) -> str:
+        """The sentence as CoNLL-U text, the empty line after it included: ``# newdoc`` / ``# newpar`` where marked,
+        ``# sent_id`` (its id, else ``number``; no such line when it has neither), ``# text``, its comments and
+        token lines. ``Document.to_conllu`` is these texts one after another, numbered from 1."""
+        marks, body = _sentence_parts(self)
+        sent_id = self.sent_id if self.sent_id is not None else number
+        return "\n".join([*marks, *([] if sent_id is None else [f"# sent_id = {sent_id}"]), *body]) + "\n\n"
 
     @property
     def text(self) -> str:
@@ -111,6 +131,12 @@ class Document:
 
     def __iter__(self) -> Iterator[Sentence]:
         return iter(self.sentences)
+
+    def __getitem__(self, index):
+        """``doc[i]``: the i-th sentence; ``doc[i:j]``: a Document of those sentences (the same objects)."""
+        if isinstance(index, slice):
+            return Document(self.sentences[index])
+        return self.sentences[index]
 
     @property
     def words(self) -> list[Word]:
@@ -154,13 +180,30 @@ def _token_misc(t: Token) -> list[str]:
 
 
 def _sentence_lines(sent: Sentence, number: int) -> list[str]:
-    lines = []
+    marks, body = _sentence_parts(sent)
+    return [*marks, f"# sent_id = {sent.sent_id if sent.sent_id is not None else number}", *body]
+
+
+def conllu_blocks(sentences) -> list[tuple[str, str | None, str]]:
+    """Each sentence's CoNLL-U text in the two parts around its ``# sent_id`` line, for a writer that numbers the
+    sentences of a stream later: (the ``# newdoc`` / ``# newpar`` lines, the sentence's ``sent_id`` or None, the rest
+    from ``# text`` to the empty line after it). ``head + f"# sent_id = {sent_id or n}\\n" + rest`` is the text
+    ``Sentence.to_conllu(n)`` gives."""
+    out = []
+    for sent in sentences:
+        marks, body = _sentence_parts(sent)
+        out.append(("".join(m + "\n" for m in marks), sent.sent_id, "\n".join(body) + "\n\n"))
+    return out
+
+
+def _sentence_parts(sent: Sentence) -> tuple[list[str], list[str]]:
+    """A sentence's lines before its ``# sent_id`` line (``# newdoc``, ``# newpar``) and after it."""
+    marks = []
     if sent.newdoc:
-        lines.append(_mark("newdoc", sent.newdoc))
+        marks.append(_mark("newdoc", sent.newdoc))
     if sent.newpar:
-        lines.append(_mark("newpar", sent.newpar))
-    lines.append(f"# sent_id = {sent.sent_id if sent.sent_id is not None else number}")
-    lines.append(f"# text = {sent.text}")
+        marks.append(_mark("newpar", sent.newpar))
+    lines = [f"# text = {sent.text}"]
     lines.extend(sent.comments)
     n = 0
     for t in sent.tokens:
@@ -176,7 +219,7 @@ def _sentence_lines(sent: Sentence, number: int) -> list[str]:
             lines.append("\t".join((str(n), _column(w.form), _column(w.lemma), _column(w.upos), _column(w.xpos),
                                     _column(w.feats), head, _column(w.deprel), _MISSING,
                                     _join_misc(list(dict.fromkeys(wmisc))))))
-    return lines
+    return marks, lines
 
 
 # ------------------------------------------------------------------------------------------------ from CoNLL-U
@@ -223,7 +266,7 @@ def _sentence(s: ConlluSentence) -> Sentence:
             sent.tokens.append(current)
             continue
         head = -1 if cols[6] == _MISSING else int(cols[6])
-        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9], s.first_line + r)
+        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9], s.first_line + r, int(tid))
         if current is not None and int(tid) <= range_end:
             current.words.append(word)
             continue
@@ -256,6 +299,24 @@ def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
             key, sep, value = line[1:].partition("=")
             if sep:
                 yield key.strip(), value.strip()
+
+
+def tokenized_document(text: str) -> Document:
+    """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line (or
+    a line of only whitespace) between paragraphs (each token one word, a space after each)."""
+    doc = Document()
+    newpar = True
+    for line in text.split("\n"):
+        forms = line.split()
+        if not forms:
+            newpar = True
+            continue
+        doc.sentences.append(Sentence([Token(f, [Word(f)]) for f in forms], newpar=newpar and bool(doc.sentences),
+                                      newdoc=not doc.sentences))
+        newpar = False
+    if doc.sentences:
+        doc.sentences[0].newpar = True
+    return doc
 
 
 # ------------------------------------------------------------------------------------------- training text
@@ -348,7 +409,7 @@ def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
 # ---------------------------------------------------------------------------------------------------- raw text
 
 #: a paragraph break: a newline, then one or more lines of only whitespace (each ended by a newline)
-_PARAGRAPH_BREAK = re.compile(r"\n(?:[^\S\n]*\n)+")
+PARAGRAPH_BREAK = re.compile(r"\n(?:[^\S\n]*\n)+")
 
 
 def read_raw_text(path: PathLike) -> str:
@@ -378,4 +439,4 @@ def paragraph_starts(text: str) -> np.ndarray:
     Paragraphs are separated by an empty line (a line of only whitespace counts); a paragraph may be empty or
     whitespace only (the tokenizer then finds nothing in it).
     """
-    return np.asarray([0] + [m.end() for m in _PARAGRAPH_BREAK.finditer(text)], INT)
+    return np.asarray([0] + [m.end() for m in PARAGRAPH_BREAK.finditer(text)], INT)

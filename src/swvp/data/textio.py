@@ -31,6 +31,7 @@ import re
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -116,35 +117,114 @@ def read_bytes(path: PathLike) -> bytes:
         raise DataError(os.fspath(path), None, f"damaged compressed file: {exc}") from None
 
 
-def decode_text(data: bytes, file: str) -> str:
+class _Prefixed(io.RawIOBase):
+    """A raw stream that gives ``prefix`` and then what ``rest`` gives (standard input after its first bytes were
+    read to recognise a compressed stream)."""
+
+    def __init__(self, prefix: bytes, rest: BinaryIO):
+        self.prefix, self.rest = prefix, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.prefix:
+            n = min(len(b), len(self.prefix))
+            b[:n], self.prefix = self.prefix[:n], self.prefix[n:]
+            return n
+        data = self.rest.read1(len(b)) if hasattr(self.rest, "read1") else self.rest.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+def open_stream(path: PathLike) -> BinaryIO:
+    """``path``'s uncompressed bytes (``.xz``, ``.gz`` or plain; ``"-"``: standard input) as a stream to read in
+    parts: its ``read1(n)`` returns the bytes that have arrived, up to ``n`` (a pipe's as they come), ``b""`` at the
+    end.
+
+    Standard input is decompressed when its first bytes are an xz or gzip magic number, as :func:`read_bytes` does;
+    if a reader of this process already read it whole, the stream gives those bytes. A missing file raises
+    ``FileNotFoundError``; damaged compressed data raises ``lzma.LZMAError``, ``EOFError`` ... while it is read
+    (:func:`read_chunks` turns them into DataError).
+    """
+    if not is_stdin(path):
+        return _open_binary(path)
+    stream = sys.stdin
+    if stream is None:
+        raise FileNotFoundError(2, "no standard input", STDIN)
+    if _stdin is not None and _stdin[0] is stream:
+        return io.BytesIO(_stdin_bytes())
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text stream put in sys.stdin's place (tests, notebooks)
+        return io.BytesIO(stream.read().encode("utf-8"))
+    try:  # the file descriptor itself: a read waiting on it holds no lock of sys.stdin's (a reader thread that still
+        # waits when the process ends would block the interpreter's shutdown, which takes that lock)
+        buffer = io.FileIO(stream.fileno(), "rb", closefd=False)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    magic = b""
+    while len(magic) < 6:
+        more = buffer.read(6 - len(magic))
+        if not more:
+            break
+        magic += more
+    raw = io.BufferedReader(_Prefixed(magic, buffer))
+    if magic.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(raw)
+    if magic.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=raw)
+    return raw
+
+
+def read_chunks(path: PathLike, size: int = 1 << 16) -> Iterator[bytes]:
+    """``path``'s uncompressed bytes in the parts they arrive in (at most ``size`` bytes each), for readers that
+    work as the input comes (:func:`open_stream`); damaged compressed data raises DataError, as :func:`read_bytes`."""
+    with open_stream(path) as f:
+        while True:
+            try:
+                data = f.read1(size)
+            except (lzma.LZMAError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+                what = "input" if is_stdin(path) else "file"
+                raise DataError(display_name(path), None, f"damaged compressed {what}: {exc}") from None
+            if not data:
+                return
+            yield data
+
+
+def decode_text(data: bytes, file: str, *, first_line: int = 1) -> str:
     """Decode ``data`` as strict UTF-8 and apply the BOM/CR policy of this module (a leading BOM skipped, CRLF read
-    as LF); ``file`` names errors."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    as LF); ``file`` names errors.
+
+    ``first_line`` > 1: ``data`` is a part of a file read in parts (:func:`read_chunks`) that starts at the beginning
+    of that line, not at the start of the file: errors name the file's lines, and a byte order mark is looked for at
+    the start of the file only."""
+    base = first_line - 1
+    if base == 0 and data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DataError(file, 1, "UTF-16 or UTF-32 byte order mark: re-encode the file as UTF-8")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         nul = data.find(b"\x00", 0, exc.start)
         if nul >= 0:  # UTF-16/32 text decodes as garbage up to some byte; its NUL bytes say what it is
-            raise DataError(file, data.count(b"\n", 0, nul) + 1, "NUL byte: UTF-16, UTF-32 or binary content, "
-                            "not UTF-8 text; re-encode the file as UTF-8") from None
-        line = data.count(b"\n", 0, exc.start) + 1
+            raise DataError(file, base + data.count(b"\n", 0, nul) + 1, "NUL byte: UTF-16, UTF-32 or binary "
+                            "content, not UTF-8 text; re-encode the file as UTF-8") from None
+        line = base + data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise DataError(
             file, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); re-encode the file as UTF-8"
         ) from None
-    if text.startswith(_BOM):
+    if base == 0 and text.startswith(_BOM):
         text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n")
         cr = text.find("\r")
         if cr >= 0:
-            raise DataError(file, text.count("\n", 0, cr) + 1, "carriage return (\\r) not followed by a newline: "
-                            "lines end with \\n (or \\r\\n)")
+            raise DataError(file, base + text.count("\n", 0, cr) + 1, "carriage return (\\r) not followed by a "
+                            "newline: lines end with \\n (or \\r\\n)")
     bad = _CONTROL.search(text) if data.translate(None, _NOT_CONTROL) else None
     if bad is not None:
         at = bad.start()
-        line = text.count("\n", 0, at) + 1
+        line = base + text.count("\n", 0, at) + 1
         col = at - (text.rfind("\n", 0, at) + 1) + 1
         raise DataError(file, line, f"control character U+{ord(bad.group()):04X} at column {col}: binary or UTF-16 "
                         "content, not a UTF-8 text corpus")

@@ -163,10 +163,19 @@ class CandidateTagger(CompactCoef, Estimator):
         np.cumsum([len(x) for x in lists], out=ptr[1:])
         return ptr, np.fromiter((a for x in lists for a in x), INT, int(ptr[-1]))
 
+    def _label_tables(self) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """(the labels' atoms, each label's class index), made once for the fitted labels: a lemmatizer has
+        thousands of scripts, and parsing them again for every call cost more than decoding a short text."""
+        cached = self.__dict__.get("_tables")
+        if cached is None or cached[0] is not self.labels_:
+            cls_index = {c: i for i, c in enumerate(self.classes_)}
+            classes = np.fromiter((cls_index[self._label_class(t)] for t in self.labels_), INT, len(self.labels_))
+            cached = self._tables = (self.labels_, self._label_atoms(), classes)
+        return cached[1], cached[2]
+
     def _problem(self, feats, cptr, cand, y) -> CandidateProblem:
-        cls_index = {c: i for i, c in enumerate(self.classes_)}
-        classes = np.fromiter((cls_index[self._label_class(t)] for t in self.labels_), INT, len(self.labels_))
-        return CandidateProblem(feats, cptr, cand, len(self.labels_), self._label_atoms(), classes, y,
+        atoms, classes = self._label_tables()
+        return CandidateProblem(feats, cptr, cand, len(self.labels_), atoms, classes, y,
                                 bits=int(self.hash_bits), transitions=self.TRANSITIONS)
 
     def _prepare(self, sents: list[list[Word]], gold: list[str] | None = None) -> CandidateProblem:

@@ -70,8 +70,11 @@ class Lemmatizer(CandidateTagger):
         return None if parts is None else parts[3]
 
     def _allowed(self) -> Callable[[str, int], bool]:
-        """``allowed(form, y)``: script y applies to the form (scripts parsed once)."""
-        parsed = [script_parts(t) for t in self.labels_]
+        """``allowed(form, y)``: script y applies to the form (scripts parsed once per fitted label list)."""
+        cached = self.__dict__.get("_parsed")
+        if cached is None or cached[0] is not self.labels_:
+            cached = self._parsed = (self.labels_, [script_parts(t) for t in self.labels_])
+        parsed = cached[1]
         return lambda form, y: parts_apply(form, parsed[y])
 
     def _write(self, word: Word, label: str) -> None:

@@ -17,6 +17,10 @@ processes, then the parser; ``stage_cpu_seconds_`` records each stage's CPU time
 stage needs (no LEMMA, no HEAD) stops training with a DataError, or with ``missing="skip"`` leaves that stage out
 and says so in ``skipped_``. The whole pipeline is one model file (:meth:`save`): each stage's header and arrays
 inside it, the format version of every model.
+
+At run time: :meth:`Pipeline.analyze` (one text), :meth:`Pipeline.pipe` (a stream of texts, in batches, optionally on
+worker processes; spaCy's ``nlp.pipe``), :meth:`Pipeline.parse_files` (files to CoNLL-U files as they are read, here or
+on a Dask cluster: :mod:`swvp.tasks.streaming`, :mod:`swvp.tasks.dask_parsing`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 import resource
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import SimpleNamespace
@@ -35,7 +40,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, read_conllu
-from swvp.data.text import Document, Sentence, Token, Word, document_from_conllu
+from swvp.data.text import Document, document_from_conllu, tokenized_document
 from swvp.exceptions import DataError, ModelFormatError
 from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
@@ -71,24 +76,6 @@ def parser_view(doc: Document) -> list[SimpleNamespace]:
                                    feats=[w.feats for w in words], heads=heads, deprels=[w.deprel for w in words],
                                    line_numbers=[w.line for w in words] if words and words[0].line else None))
     return out
-
-
-def tokenized_document(text: str) -> Document:
-    """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line
-    between paragraphs (each token one word, a space after each)."""
-    doc = Document()
-    newpar = True
-    for line in text.split("\n"):
-        forms = line.split()
-        if not forms:
-            newpar = True
-            continue
-        doc.sentences.append(Sentence([Token(f, [Word(f)]) for f in forms], newpar=newpar and bool(doc.sentences),
-                                      newdoc=not doc.sentences))
-        newpar = False
-    if doc.sentences:
-        doc.sentences[0].newpar = True
-    return doc
 
 
 def _as_corpus(X) -> ConlluCorpus:
@@ -287,6 +274,32 @@ def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str
         _SHARED.clear()
 
 
+# ------------------------------------------------------------------------------------------------ batches of texts
+
+
+def _batches(texts, size: int, as_tuples: bool):
+    """(texts, contexts) lists of ``size`` items of ``texts`` (contexts None unless ``as_tuples``)."""
+    batch, contexts = [], []
+    for item in texts:
+        if as_tuples:
+            text, context = item
+        else:
+            text, context = item, None
+        if not isinstance(text, str):
+            raise TypeError(f"pipe takes str texts, got {type(text).__name__}")
+        batch.append(text)
+        contexts.append(context)
+        if len(batch) == size:
+            yield batch, contexts
+            batch, contexts = [], []
+    if batch:
+        yield batch, contexts
+
+
+def _analyze_texts(pipeline: Pipeline, texts: list[str]) -> list[Document]:
+    return pipeline.analyze_texts(texts)
+
+
 # ------------------------------------------------------------------------------------------------ the task
 
 
@@ -460,6 +473,78 @@ class Pipeline(Estimator):
     def __call__(self, text: str) -> str:
         """The CoNLL-U analysis of raw text."""
         return self.analyze(text).to_conllu()
+
+    def analyze_texts(self, texts) -> list[Document]:
+        """``[analyze(t) for t in texts]`` — the same documents — analyzed together: one call of each stage for all
+        of them, so that a short text costs what its words cost, not a call's overhead."""
+        self._check_fitted()
+        tokenizer = self.stages_.get("tokenizer")
+        if tokenizer is None:
+            raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
+                             "CoNLL-U (annotate)")
+        docs = tokenizer.tokenize_texts(texts)
+        self.annotate(Document([s for d in docs for s in d.sentences]))
+        return docs
+
+    def pipe(self, texts, *, batch_size: int = 256, n_process: int = 1, as_tuples: bool = False):
+        """Analyze a stream of raw texts: yields one :class:`~swvp.data.text.Document` per text, in order, as
+        :meth:`analyze` would (spaCy's ``nlp.pipe``).
+
+        ``texts``: any iterable of str, read lazily, ``batch_size`` texts at a time (each batch analyzed in one
+        call, :meth:`analyze_texts`); ``n_process``: worker processes sharing this pipeline (forked once it is in
+        memory; -1: one per core), the documents the same for any number; ``as_tuples``: the items are
+        ``(text, context)`` pairs and ``(document, context)`` pairs come out.
+        """
+        from swvp.tasks.process_pool import ordered_map
+
+        self._check_fitted()
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("pipe takes an iterable of texts (a list, a generator ...); for one text: analyze(text)")
+        if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        jobs = (os.cpu_count() or 1) if n_process == -1 else n_process
+        if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
+            raise ValueError(f"n_process must be a positive integer or -1, got {n_process!r}")
+        contexts: deque = deque()  # kept here, in step with the batches (a context may not pickle)
+
+        def batches():
+            for texts_, contexts_ in _batches(texts, int(batch_size), as_tuples):
+                contexts.append(contexts_)
+                yield texts_
+
+        for docs in ordered_map(_analyze_texts, batches(), state=self, jobs=int(jobs)):
+            context = contexts.popleft()
+            if as_tuples:
+                yield from zip(docs, context)
+            else:
+                yield from docs
+
+    def parse_files(self, paths, output_dir, *, client=None, input: str = "raw", n_process: int = 1):
+        """Analyze files into ``output_dir`` (created if missing), one CoNLL-U file per input named after it
+        (``a.txt`` → ``a.conllu``; :func:`swvp.tasks.dask_parsing.output_paths`), each what ``swvp parse`` writes
+        for it; returns the output paths.
+
+        Every file is read and written as it goes (memory does not grow with the files); ``input``: ``"raw"``,
+        ``"tokenized"`` or ``"conllu"``. ``client``: a ``distributed.Client`` or a Dask scheduler address —
+        files are cut into parts at paragraph breaks and analyzed on the cluster's workers
+        (:mod:`swvp.tasks.dask_parsing`); None: here, on ``n_process`` worker processes.
+        """
+        from pathlib import Path
+
+        from swvp.tasks.dask_parsing import output_paths
+        from swvp.tasks.dask_parsing import parse_files as on_cluster
+        from swvp.tasks.streaming import DocumentStream
+
+        self._check_fitted()
+        paths = [os.fspath(p) for p in paths]
+        if client is not None:
+            return on_cluster(self, paths, output_dir, client=client, input=input)
+        outputs = output_paths(paths, output_dir)
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        stream = DocumentStream(self, input=input, jobs=n_process)
+        for path, out in zip(paths, outputs):
+            stream.run([path], out)
+        return outputs
 
     def annotate(self, doc: Document) -> Document:
         """Fill every column the pipeline predicts (FEATS, UPOS, XPOS, LEMMA, HEAD, DEPREL) of ``doc``'s words, in

@@ -286,6 +286,31 @@ class Tokenizer(Estimator):
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"tokenize takes a str, got {type(text).__name__}")
+        return self._tokenize(text)[0]
+
+    def tokenize_texts(self, texts) -> list[Document]:
+        """``[tokenize(t) for t in texts]``, the same documents, in one batch: the texts' paragraphs are decoded
+        together (a paragraph is decoded on its own, so batching changes nothing but the cost of many small
+        calls)."""
+        self._check_fitted()
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"tokenize_texts takes str texts, got {type(t).__name__}")
+        if len(texts) == 1:
+            return [self._tokenize(texts[0])[0]]
+        # an empty line between two texts is a paragraph break: no paragraph spans two texts
+        starts = np.cumsum([0] + [len(t) + 2 for t in texts[:-1]]).astype(INT)
+        doc, first_char = self._tokenize("\n\n".join(texts))
+        owner = (np.searchsorted(starts, first_char, side="right") - 1).tolist()
+        docs = [Document() for _ in texts]
+        for i, sent in zip(owner, doc.sentences):
+            sent.newdoc = not docs[i].sentences
+            docs[i].sentences.append(sent)
+        return docs
+
+    def _tokenize(self, text: str) -> tuple[Document, np.ndarray]:
+        """The document of ``text`` and the character offset where each of its sentences starts."""
         units = char_units(text, paragraph_starts(text))
         labels = np.empty(units.n_units, INT)
         windows = _windows(units, BATCH_UNITS, WINDOW_MARGIN)
@@ -299,7 +324,7 @@ class Tokenizer(Estimator):
                 start += b - a
         return self._document(text, units, labels)
 
-    def _document(self, text: str, u: CharUnits, labels: np.ndarray) -> Document:
+    def _document(self, text: str, u: CharUnits, labels: np.ndarray) -> tuple[Document, np.ndarray]:
         seg = segmentation(labels, u.space_after, u.paragraph_last)
         first_unit = seg.token_end[:-1]
         last_unit = seg.token_end[1:] - 1
@@ -332,7 +357,7 @@ class Tokenizer(Estimator):
             lo, hi = se[s], se[s + 1]
             newpar = s == 0 or par_l[lo] != par_l[se[s - 1]]
             doc.sentences.append(Sentence(tokens[lo:hi], newdoc=s == 0, newpar=newpar))
-        return doc
+        return doc, np.asarray(starts, INT)[seg.sentence_end[:-1]] if starts else np.zeros(0, INT)
 
     # -- persistence (Estimator.save / Estimator.load) ---------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:

@@ -137,8 +137,16 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         return problem, dev_problem
 
     def _model(self) -> TransitionLayout:
-        return TransitionLayout.create(self.templates, bits=int(self.hash_bits), move_bits=int(self.move_hash_bits),
-                                      n_labels=max(1, self.features_.n_labels))
+        """The weight layout of the fitted features, made once for them (compiling the template set for every
+        decoding call cost as much as parsing a short sentence)."""
+        key = (self.features_, self.templates, int(self.hash_bits), int(self.move_hash_bits))
+        cached = self.__dict__.get("_layout")
+        if cached is None or cached[0] != key:
+            layout = TransitionLayout.create(self.templates, bits=int(self.hash_bits),
+                                             move_bits=int(self.move_hash_bits),
+                                             n_labels=max(1, self.features_.n_labels))
+            cached = self._layout = (key, layout)
+        return cached[1]
 
     # -- prediction ---------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
