@@ -98,6 +98,7 @@ class Streaming(Counting):
         self.batches = []
 
     def pipe(self, texts, *, batch_size: int, n_process: int = 1):
+        self.n_process = n_process
         batch = []
         for text in [*texts, None]:
             if text is not None:
@@ -175,6 +176,18 @@ def test_pipe_gives_the_docs_of_one_by_one_calls_in_batches(nlp, pipeline, kind)
     assert analyzer.calls == 3  # 7 texts, 3 per batch: one analysis per batch
     if kind is Streaming:
         assert analyzer.batches == [3, 3, 1]
+
+
+def test_n_process_goes_to_swvps_batch_method(nlp, pipeline):
+    nlp.tokenizer.pipeline = Counting(pipeline)
+    try:
+        with pytest.raises(NotImplementedError, match="Pipeline.pipe"):
+            list(nlp.pipe(TEXTS, n_process=2))
+        nlp.tokenizer.pipeline = streaming = Streaming(pipeline)
+        assert [d.text for d in nlp.pipe(TEXTS[3:5], n_process=2)] == [nlp(t).text for t in TEXTS[3:5]]
+        assert streaming.n_process == 2
+    finally:
+        nlp.tokenizer.pipeline = pipeline
 
 
 def test_pipe_keeps_contexts_and_passes_docs_through(nlp):

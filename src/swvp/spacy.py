@@ -55,7 +55,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed 
 from swvp.data.text import Document, Sentence, Word, paragraph_starts
 from swvp.data.text import Token as SwvpToken
 
-__all__ = ["ROOT_LABEL", "SwvpTokenizer", "load", "to_conllu", "to_doc", "to_document", "ud_feats"]
+__all__ = ["ROOT_LABEL", "SwvpTokenizer", "analyze_joined", "load", "to_conllu", "to_doc", "to_document", "ud_feats"]
 
 #: spaCy's DEPREL of the word attached to the root (UD's ``root``).
 ROOT_LABEL = "ROOT"
