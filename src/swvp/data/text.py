@@ -14,13 +14,14 @@ written is the tokens' forms joined as ``SpaceAfter`` says (the CoNLL-U rule the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from conllu.models import TokenList
 
 from swvp._config import INT
-from swvp.data.conllu import ConlluCorpus, ConlluSentence
+from swvp.data.conllu import ConlluCorpus, ConlluSentence, parse_conllu
 from swvp.data.textio import PathLike, display_name, gc_paused, read_bytes
 from swvp.exceptions import DataError
 
@@ -156,6 +157,19 @@ class Document:
 
     def __str__(self) -> str:
         return self.to_conllu()
+
+    def to_conllu_tokenlists(self) -> list[TokenList]:
+        """The sentences as ``conllu.TokenList`` objects (the ``conllu`` library's), read from :meth:`to_conllu`'s
+        text: multiword ranges, metadata (``newdoc``, ``newpar``, ``sent_id``, ``text``) and every column."""
+        return [s.to_tokenlist() for s in parse_conllu(self.to_conllu()).sentences] if self.sentences else []
+
+    @classmethod
+    def from_conllu(cls, source: str | Iterable[TokenList]) -> Document:
+        """The document of CoNLL-U text or of ``conllu.TokenList`` objects (:func:`document_from_conllu`);
+        ``Document.from_conllu(doc.to_conllu_tokenlists()).to_conllu() == doc.to_conllu()``; nothing gives an empty
+        document."""
+        text = source if isinstance(source, str) else "".join(tl.serialize() for tl in source)
+        return document_from_conllu(parse_conllu(text)) if text.strip() else cls()
 
 
 def _mark(name: str, value: bool | str) -> str:
