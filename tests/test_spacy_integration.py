@@ -78,35 +78,28 @@ def nlp(pipeline):
     return swvp_spacy.load(pipeline)
 
 
-class Counting:
-    """A pipeline as the tokenizer sees it, counting its ``analyze`` calls (no ``pipe``: the fallback path)."""
+class Spy:
+    """The pipeline as the tokenizer sees it, recording its ``analyze`` calls and the batches (and ``n_process``)
+    its batch method ``Pipeline.pipe`` is given; both run the real pipeline."""
 
     def __init__(self, pipeline: Pipeline):
-        self.pipeline, self.calls = pipeline, 0
+        self.pipeline, self.calls, self.batches, self.n_process = pipeline, 0, [], None
 
     def analyze(self, text: str) -> Document:
         self.calls += 1
         return self.pipeline.analyze(text)
 
-
-class Streaming(Counting):
-    """With the batch method ``Pipeline.pipe(texts, *, batch_size, n_process)`` being added to swvp: reads the texts
-    lazily, ``batch_size`` at a time, one analysis per batch; records the batch sizes."""
-
-    def __init__(self, pipeline: Pipeline):
-        super().__init__(pipeline)
-        self.batches = []
-
     def pipe(self, texts, *, batch_size: int, n_process: int = 1):
         self.n_process = n_process
-        batch = []
-        for text in [*texts, None]:
-            if text is not None:
-                batch.append(text)
-            if batch and (len(batch) == batch_size or text is None):
-                self.batches.append(len(batch))
-                yield from swvp_spacy.analyze_joined(self, batch)
-                batch = []
+
+        def counted():
+            for text in texts:
+                if not self.batches or self.batches[-1] == batch_size:
+                    self.batches.append(0)
+                self.batches[-1] += 1
+                yield text
+
+        yield from self.pipeline.pipe(counted(), batch_size=batch_size, n_process=n_process)
 
 
 def expected_columns(conllu: str) -> Document:
@@ -163,29 +156,23 @@ def test_root_label_none_keeps_uds(pipeline):
     assert swvp_spacy.to_conllu(doc) == pipeline(TEXT)
 
 
-@pytest.mark.parametrize("kind", [Counting, Streaming])
-def test_pipe_gives_the_docs_of_one_by_one_calls_in_batches(nlp, pipeline, kind):
+def test_pipe_gives_the_docs_of_one_by_one_calls_in_batches(nlp, pipeline):
     one_by_one = [nlp(t) for t in TEXTS]
-    nlp.tokenizer.pipeline = analyzer = kind(pipeline)
+    nlp.tokenizer.pipeline = spy = Spy(pipeline)
     try:
         docs = list(nlp.pipe(iter(TEXTS), batch_size=3))
     finally:
         nlp.tokenizer.pipeline = pipeline
     assert [d.to_bytes() for d in docs] == [d.to_bytes() for d in one_by_one]
     assert [swvp_spacy.to_conllu(d) for d in docs] == [pipeline(t) for t in TEXTS]
-    assert analyzer.calls == 3  # 7 texts, 3 per batch: one analysis per batch
-    if kind is Streaming:
-        assert analyzer.batches == [3, 3, 1]
+    assert spy.batches == [3, 3, 1] and spy.calls == 0  # 7 texts, 3 per batch, all through Pipeline.pipe
 
 
 def test_n_process_goes_to_swvps_batch_method(nlp, pipeline):
-    nlp.tokenizer.pipeline = Counting(pipeline)
+    nlp.tokenizer.pipeline = spy = Spy(pipeline)
     try:
-        with pytest.raises(NotImplementedError, match="Pipeline.pipe"):
-            list(nlp.pipe(TEXTS, n_process=2))
-        nlp.tokenizer.pipeline = streaming = Streaming(pipeline)
         assert [d.text for d in nlp.pipe(TEXTS[3:5], n_process=2)] == [nlp(t).text for t in TEXTS[3:5]]
-        assert streaming.n_process == 2
+        assert spy.n_process == 2
     finally:
         nlp.tokenizer.pipeline = pipeline
 
@@ -195,7 +182,7 @@ def test_pipe_keeps_contexts_and_passes_docs_through(nlp):
     out = list(nlp.pipe([(TEXTS[3], 1), (given, 2), (TEXTS[5], 3)], as_tuples=True, batch_size=2))
     assert [c for _, c in out] == [1, 2, 3] and out[1][0] is given
     assert [d.text for d, _ in out] == ["A cat sat. ", "A dog. ", "The birds seen tothe cats. "]
-    nlp.tokenizer.pipeline, kept = Streaming(nlp.tokenizer.pipeline), nlp.tokenizer.pipeline
+    nlp.tokenizer.pipeline, kept = Spy(nlp.tokenizer.pipeline), nlp.tokenizer.pipeline
     try:
         docs = list(nlp.pipe([given, TEXTS[3], given, given, TEXTS[6], given], batch_size=1))
     finally:

@@ -52,10 +52,10 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed wherever the tests run
     raise ModuleNotFoundError(f"swvp.spacy needs spaCy ({exc.name} is missing): pip install 'swvp[spacy]'") from exc
 
-from swvp.data.text import Document, Sentence, Word, paragraph_starts
+from swvp.data.text import Document, Sentence, Word
 from swvp.data.text import Token as SwvpToken
 
-__all__ = ["ROOT_LABEL", "SwvpTokenizer", "analyze_joined", "load", "to_conllu", "to_doc", "to_document", "ud_feats"]
+__all__ = ["ROOT_LABEL", "SwvpTokenizer", "load", "to_conllu", "to_doc", "to_document", "ud_feats"]
 
 #: spaCy's DEPREL of the word attached to the root (UD's ``root``).
 ROOT_LABEL = "ROOT"
@@ -278,48 +278,6 @@ _register_extensions()
 # --------------------------------------------------------------------------------------- batches of texts
 
 
-def _paragraphs(text: str) -> int:
-    """How many paragraphs of ``text`` hold a non-whitespace character (each gives the tokenizer >= 1 sentence)."""
-    starts = paragraph_starts(text).tolist()
-    return sum(1 for a, b in _bounds(starts, len(text)) if text[a:b].strip())
-
-
-def analyze_joined(pipeline, texts: list[str]) -> list[Document]:
-    """``[pipeline.analyze(t) for t in texts]`` in one call: the texts joined as paragraphs, and each text's
-    sentences taken back by counting the paragraphs that start them (every non-empty paragraph starts one)."""
-    if not texts:
-        return []
-    sents = pipeline.analyze("\n\n".join(texts)).sentences
-    out = []
-    k = 0
-    for text in texts:
-        n = _paragraphs(text)
-        start, seen = k, 0
-        while k < len(sents) and not (sents[k].newpar and seen == n):
-            seen += bool(sents[k].newpar)
-            k += 1
-        if seen != n:
-            raise RuntimeError(f"a text of {n} paragraphs got {seen} in the joined analysis")
-        part = sents[start:k]
-        for i, sent in enumerate(part):
-            sent.newdoc = i == 0
-        out.append(Document(part))
-    if k != len(sents):
-        raise RuntimeError("the joined analysis has more paragraphs than its texts")
-    return out
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 # ------------------------------------------------------------------------------------------- the tokenizer
 
 
@@ -352,18 +310,7 @@ class SwvpTokenizer:
             raise TypeError("pipe takes an iterable of texts; for one text call the tokenizer")
         if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        pipeline = self._fitted()
-        batch_api = getattr(pipeline, "pipe", None)  # Pipeline.pipe is being added; until then, analyze_joined
-        if batch_api is not None:
-            yield from self._pipe_stream(batch_api, texts, int(batch_size), n_process)
-            return
-        if n_process != 1:
-            raise NotImplementedError("n_process needs Pipeline.pipe, which this version of swvp lacks")
-        for chunk in _chunks(texts, int(batch_size)):
-            documents = iter(analyze_joined(pipeline, [_text(item) for item in chunk if not isinstance(item, Doc)]))
-            for item in chunk:
-                yield item if isinstance(item, Doc) else to_doc(next(documents), self.vocab,
-                                                                root_label=self.root_label)
+        yield from self._pipe_stream(self._fitted().pipe, texts, int(batch_size), n_process)
 
     def _pipe_stream(self, batch_api, texts, batch_size: int, n_process: int) -> Iterator[Doc]:
         """``Pipeline.pipe`` over the stream's texts; a Doc in the stream waits for the text after it (the Docs
