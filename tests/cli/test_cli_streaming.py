@@ -26,7 +26,7 @@ PARAGRAPH = "The bat walked a dog. A cat ran.\n\n"
 
 @pytest.fixture(scope="module")
 def big(models, tmp_path_factory):
-    """The gold raw text, repeated to about 260 KB (several batches of 64K characters)."""
+    """The gold raw text, repeated to about 260 KB (many batches of 16K characters)."""
     path = tmp_path_factory.mktemp("stream") / "big.txt"
     raw = models.raw.read_text(encoding="utf-8")
     path.write_text((raw.rstrip("\n") + "\n\n") * 150, encoding="utf-8")

@@ -33,7 +33,7 @@ from swvp.tasks.streaming import BATCH_CHARS, ConlluWriter, _batch_blocks, read_
 __all__ = ["PART_CHARS", "ClusterParse", "analyze_partition", "conllu_partition", "output_paths", "parse_files"]
 
 #: an input is cut into parts of about this many characters (whole paragraphs), one task each
-PART_CHARS = 4 * BATCH_CHARS
+PART_CHARS = 16 * BATCH_CHARS
 
 
 def output_paths(paths: Iterable[PathLike], output_dir: PathLike, suffix: str = ".conllu") -> list[Path]:

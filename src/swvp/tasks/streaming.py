@@ -36,7 +36,7 @@ __all__ = ["BATCH_CHARS", "INPUTS", "Batch", "ConlluRelabeling", "ConlluWriter",
 #: the kinds of input: raw text, CoNLL-U (its sentences and tokens kept), tokenized text (a sentence per line)
 INPUTS = ("raw", "conllu", "tokenized")
 #: a batch holds whole paragraphs of about this many characters at most (one longer paragraph is a batch alone)
-BATCH_CHARS = 1 << 16
+BATCH_CHARS = 1 << 14
 
 
 @dataclass(slots=True)
