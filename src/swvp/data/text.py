@@ -22,8 +22,7 @@ from conllu.models import TokenList
 
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, ConlluSentence, parse_conllu
-from swvp.data.textio import PathLike, display_name, gc_paused, read_bytes
-from swvp.exceptions import DataError
+from swvp.data.textio import PathLike, RawTextDecoder, check_raw_text, display_name, gc_paused, read_bytes
 
 __all__ = ["PARAGRAPH_BREAK", "Document", "Sentence", "Token", "TrainingParagraph", "Word", "code_points",
            "conllu_blocks", "document_from_conllu", "misc_items", "paragraph_starts", "raw_text_of_conllu",
@@ -317,7 +316,9 @@ def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
 
 def tokenized_document(text: str) -> Document:
     """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line (or
-    a line of only whitespace) between paragraphs (each token one word, a space after each)."""
+    a line of only whitespace) between paragraphs (each token one word, a space after each). A control character raw
+    text may not hold raises DataError (:func:`~swvp.data.textio.check_raw_text`)."""
+    check_raw_text(text)
     doc = Document()
     newpar = True
     for line in text.split("\n"):
@@ -430,21 +431,13 @@ def read_raw_text(path: PathLike) -> str:
     """The UTF-8 text of ``path`` (``.xz``, ``.gz`` or plain), or of standard input for ``"-"``, as a tokenizer
     reads it: a leading byte order mark is skipped and CRLF (or a lone CR) line endings become ``\\n``.
 
-    Invalid UTF-8 raises :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the
-    uncompressed bytes) of the first bad byte; a missing file raises ``FileNotFoundError``.
+    :class:`~swvp.data.textio.RawTextDecoder` over the whole file: a UTF-16 or UTF-32 file, invalid UTF-8 and the
+    control characters raw text may not hold (NUL, escape, ...; tab, newline, carriage return, vertical tab and form
+    feed are allowed) raise :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the
+    uncompressed bytes); a missing file raises ``FileNotFoundError``.
     """
-    file, data = display_name(path), read_bytes(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DataError(file, line, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
-                        f"({exc.reason}); re-encode the file as UTF-8") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    decoder = RawTextDecoder(display_name(path))
+    return decoder.feed(read_bytes(path)) + decoder.end()
 
 
 def paragraph_starts(text: str) -> np.ndarray:
