@@ -10,11 +10,12 @@ One unit of work is one (treebank, system); ``--jobs`` runs units in parallel pr
 ``<out>/<tb>.<system>.json``; the script then writes ``<out>/pipeline.md`` (and prints it) from whatever result
 files exist, flagging results of one treebank measured in different invocations.
 
-Both systems train on the treebank's train file (dev as heldout) and run on the **test set's raw text** rebuilt from
-``# text`` by :func:`swvp.data.text.raw_text_of_conllu` (sentences joined by a space, paragraphs and documents by an
-empty line), and on its **gold tokenization** (the gold test file with only ID, FORM, MISC and the comments kept).
-Every output is scored against the gold test file by the official scorer ``udtools.udeval`` (the CoNLL 2018
-evaluation script, IWPT 2020 edition): the 13 metrics' F1, precision, recall and aligned accuracy.
+Both systems train on the treebank's train file (dev as heldout) and run on the **test set's raw text** rebuilt
+from ``# text`` by :func:`swvp.data.text.raw_text_of_conllu` (sentences joined by a space, or none after
+``SpaceAfter=No``, paragraphs and documents by an empty line), and on its **gold tokenization** (the gold test file
+with only ID, FORM, MISC and the comments kept). Every output is scored against the gold test file by the official
+scorer ``udtools.udeval`` (the CoNLL 2018 evaluation script, IWPT 2020 edition): the 13 metrics' F1, precision,
+recall and aligned accuracy.
 
 - **UDPipe 1** (``ufal.udpipe``; its default options unless ``--udpipe-*`` says otherwise) is trained stage by
   stage, each stage a fresh process: the tokenizer alone (tagger and parser ``none``), the tagger alone, the parser

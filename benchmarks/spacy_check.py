@@ -7,9 +7,10 @@
 
 For each treebank: its trained default pipeline ``<models-dir>/<tb>.npz`` (``swvp train pipeline``; default
 ``$SWVP_BENCH_MODELS``) and its test set's raw text in two shapes: as the treebank has it
-(:func:`swvp.data.text.raw_text_of_conllu`: sentences joined by a space, paragraphs by an empty line), and one
-sentence (its ``# text``) per paragraph — what ``nlp.pipe`` over many short texts meets. For each shape ``swvp parse``
-(a separate process) writes the reference CoNLL-U, and through ``swvp.spacy.load(model, lang=<tb's language>)``:
+(:func:`swvp.data.text.raw_text_of_conllu`: sentences joined by a space, or none after ``SpaceAfter=No``,
+paragraphs by an empty line), and one sentence (its ``# text``) per paragraph — what ``nlp.pipe`` over many short
+texts meets. For each shape ``swvp parse`` (a separate process) writes the reference CoNLL-U, and through
+``swvp.spacy.load(model, lang=<tb's language>)``:
 
 * ``nlp(text)``: one Doc for the whole text; every word's ``text``, ``whitespace_``, ``pos_``, ``tag_``, ``morph``
   (in UD's order, :func:`swvp.spacy.ud_feats`), ``lemma_``, ``dep_`` (``ROOT`` for UD's ``root``), ``head``,

@@ -4,14 +4,15 @@ tokenization speed — one run, one machine.
     python benchmarks/tokenizer_dev.py [--treebanks en_ewt,el_gdt,tr_imst,hu_szeged]
         [--variant NAME:param=value,...]... [--udpipe el_gdt,...] [--out FILE]
 
-For each treebank, :class:`swvp.tasks.tokenizer.Tokenizer` is trained on ``train`` (with ``dev`` for the choice of
-the epoch) and run on the dev set's raw text as the CoNLL 2018 shared task fed it
-(:func:`swvp.data.text.raw_text_of_conllu`: ``# text`` lines, sentences joined by a space, paragraphs and documents
-by an empty line); the output is scored against the dev file by ``udtools.udeval`` (the official scorer; it needs
-integer heads, so every predicted sentence gets a placeholder tree: word 1 the root, the others its dependents).
-Training time is the process CPU time of ``fit`` (reading the files excluded, numba kernels loaded from the
-on-disk cache by a warm-up fit first); speed is characters of raw text per second of ``tokenize`` (best of 3
-wall). Each ``--variant`` is a set of Tokenizer parameters (the design alternatives; default: the defaults).
+For each treebank, :class:`swvp.tasks.tokenizer.Tokenizer` is trained on ``train`` (with ``dev`` for the choice of the
+epoch) and run on the dev set's raw text as the CoNLL 2018 shared task fed it
+(:func:`swvp.data.text.raw_text_of_conllu`: ``# text`` lines, sentences joined by a space — none after one whose last
+token has ``SpaceAfter=No``, as the task's ``conllu_to_text.pl`` — paragraphs and documents by an empty line); the
+output is scored against the dev file by ``udtools.udeval`` (the official scorer; it needs integer heads, so every
+predicted sentence gets a placeholder tree: word 1 the root, the others its dependents). Training time is the process
+CPU time of ``fit`` (reading the files excluded, numba kernels loaded from the on-disk cache by a warm-up fit first);
+speed is characters of raw text per second of ``tokenize`` (best of 3 wall). Each ``--variant`` is a set of Tokenizer
+parameters (the design alternatives; default: the defaults).
 ``--udpipe TB,...`` also trains UDPipe 1's tokenizer (``ufal.udpipe``, ``pip install 'swvp[bench]'``; default
 tokenizer options, no tagger or parser, dev as heldout for its early stopping) on the same files and scores it the
 same way. Dev data only: no test set is read.

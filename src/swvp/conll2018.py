@@ -127,7 +127,8 @@ def validate(source: Source, lang: str = "ud", level: int = 2, *, warnings: bool
     """The official UD validator's messages on ``source``, one string each as it prints them; empty = valid.
 
     ``level`` 1-5 as ``udvalidate --level``; like that command, levels below 4 ignore ``lang`` (the
-    language-independent checks, language ``ud``). Errors only, unless ``warnings``. Nothing is printed.
+    language-independent checks, language ``ud``). Errors only, unless ``warnings``. Nothing is printed. Output of a
+    pipeline without a parser (HEAD, DEPREL and DEPS ``_``) is valid at level 1 only: level 2 requires a tree.
     """
     from udtools import Validator
     from udtools.state import State

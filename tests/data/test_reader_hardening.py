@@ -88,11 +88,12 @@ def test_c1_characters_of_real_treebanks_are_kept():
     assert decode_text("a\u0093b\n".encode(), "f") == "a\u0093b\n"
 
 
-@pytest.mark.parametrize("enc", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize("enc", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"])
 def test_utf16_and_utf32_are_named(enc):
     with pytest.raises(DataError) as e:
         decode_text("# Café\n1\tx\n".encode(enc), "f")
-    assert e.value.line == 1 and ("UTF-16" in e.value.msg)
+    name = {"utf-16": "UTF-16LE", "utf-32": "UTF-32LE"}.get(enc, enc.upper().replace("-LE", "LE").replace("-BE", "BE"))
+    assert e.value.line == 1 and f"the file is {name} text" in e.value.msg
 
 
 @pytest.mark.parametrize("line", ["He\u00a0PRP B-NP", "He PRP\u3000 B-NP", "He PRP B-NP\u2009"])

@@ -122,7 +122,7 @@ def test_gold_labels_give_back_the_gold_tokens(train):
 
 
 def text_of(corpus) -> str:
-    """The corpus's text as written (sentences glued as SpaceAfter says; raw_text_of_conllu always puts a space)."""
+    """The corpus's text as written (sentences glued as SpaceAfter says), as raw_text_of_conllu rebuilds it."""
     return "\n\n".join(p.text for p in training_paragraphs(corpus))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from swvp.data.columns import is_iob, read_columns
 from swvp.data.conllu import read_conllu
 from swvp.data.ptb import read_ptb_tagged
-from swvp.data.textio import PathLike, display_name, open_text
+from swvp.data.textio import PathLike, display_name, open_text, read_head, wide_encoding_error
 from swvp.exceptions import DataError
 
 __all__ = ["FORMATS", "TaggedCorpus", "guess_format", "load_tagged"]
@@ -126,4 +126,7 @@ def guess_format(path: PathLike) -> str:
             pass
     if space_lines:
         return "conll2002" if ne else "conll2000"
+    wide = wide_encoding_error(read_head(p), display_name(path))
+    if wide is not None:
+        raise wide
     raise DataError(display_name(path), None, "cannot tell the corpus format; pass fmt= explicitly")

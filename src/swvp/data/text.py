@@ -22,8 +22,7 @@ from conllu.models import TokenList
 
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, ConlluSentence, parse_conllu
-from swvp.data.textio import PathLike, display_name, gc_paused, read_bytes
-from swvp.exceptions import DataError
+from swvp.data.textio import PathLike, RawTextDecoder, check_raw_text, display_name, gc_paused, read_bytes
 
 __all__ = ["PARAGRAPH_BREAK", "Document", "Sentence", "Token", "TrainingParagraph", "Word", "code_points",
            "conllu_blocks", "document_from_conllu", "misc_items", "paragraph_starts", "raw_text_of_conllu",
@@ -292,19 +291,22 @@ def _sentence(s: ConlluSentence) -> Sentence:
 
 
 def raw_text_of_conllu(corpus: ConlluCorpus) -> str:
-    """The raw text of a treebank as a user would have it (how the CoNLL 2018 task is run from raw text): each
-    sentence's ``# text`` (rebuilt from the forms and ``SpaceAfter=No`` where a sentence has none), sentences joined
-    by a space, paragraphs and documents (``# newpar`` / ``# newdoc``) by an empty line; a final newline."""
-    doc = document_from_conllu(corpus)
-    paragraphs: list[list[str]] = []
-    for cs, sent in zip(corpus.sentences, doc.sentences):
-        text = next((v for k, v in _comment_pairs(cs) if k == "text"), None)
-        if text is None:
-            text = sent.text
-        if not paragraphs or sent.newdoc or sent.newpar:
-            paragraphs.append([])
-        paragraphs[-1].append(text)
-    return "\n\n".join(" ".join(p) for p in paragraphs) + ("\n" if paragraphs else "")
+    """The raw text of a treebank as a user would have it (how the CoNLL 2018 task is run from raw text): its
+    paragraphs as :func:`training_paragraphs` makes them — the text a tokenizer trains on — separated by an empty
+    line, with a final newline.
+
+    This is the rule of the UD tools' ``conllu_to_text.pl``, which made the task's raw text files: within a paragraph
+    the sentences follow one another with a space, or none after a sentence whose last token has ``SpaceAfter=No``
+    (Chinese and Japanese treebanks mark every sentence so); ``# newpar`` and ``# newdoc`` start a paragraph, an empty
+    line before it. Unlike that script, lines are not wrapped at 80 characters (the newline it puts in place of a
+    space, or between two Chinese characters, is whitespace the treebank's text does not have), a paragraph's text
+    has no trailing space, and a paragraph break inside a sentence (``NewPar=Yes``) is not followed (a paragraph here
+    is whole sentences). Each sentence's text is its ``# text``, or the forms and ``SpaceAfter=No`` where it has
+    none or one that does not hold the forms.
+    """
+    with gc_paused():
+        texts = _paragraph_texts(document_from_conllu(corpus), corpus)[0]
+    return "\n\n".join(texts) + ("\n" if texts else "")
 
 
 def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
@@ -317,7 +319,9 @@ def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
 
 def tokenized_document(text: str) -> Document:
     """A document from pre-tokenized text: one sentence per line, tokens separated by whitespace, an empty line (or
-    a line of only whitespace) between paragraphs (each token one word, a space after each)."""
+    a line of only whitespace) between paragraphs (each token one word, a space after each). A control character raw
+    text may not hold raises DataError (:func:`~swvp.data.textio.check_raw_text`)."""
+    check_raw_text(text)
     doc = Document()
     newpar = True
     for line in text.split("\n"):
@@ -383,8 +387,11 @@ def training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
         return _training_paragraphs(corpus)
 
 
-def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
-    doc = document_from_conllu(corpus)
+def _paragraph_texts(doc: Document, corpus: ConlluCorpus) -> tuple[list[str], list[tuple[list[Sentence], int]],
+                                                                    list[int]]:
+    """The paragraphs of a treebank as text (the one rule of :func:`training_paragraphs` and
+    :func:`raw_text_of_conllu`), each with its sentences and how many of their texts were rebuilt from the forms,
+    and the non-whitespace length of every token's form, in order."""
     groups: list[tuple[list[str], list[Sentence], int]] = []
     sizes: list[int] = []
     for cs, sent in zip(corpus.sentences, doc.sentences):
@@ -401,9 +408,14 @@ def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
         parts.append(text)
         sents.append(sent)
         sizes.extend(len(_nonspace(f)) for f in forms)
-    texts = ["".join(parts) for parts, _, _ in groups]
-    # every paragraph's non-whitespace characters are its forms' (checked above): align all tokens at once on the
-    # paragraphs joined by newlines
+    return ["".join(parts) for parts, _, _ in groups], [(sents, rebuilt) for _, sents, rebuilt in groups], sizes
+
+
+def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
+    doc = document_from_conllu(corpus)
+    texts, groups, sizes = _paragraph_texts(doc, corpus)
+    # every paragraph's non-whitespace characters are its forms' (_paragraph_texts checks it): align all tokens at
+    # once on the paragraphs joined by newlines
     starts = np.cumsum([0] + [len(t) + 1 for t in texts])[:-1].astype(INT)
     joined = "\n".join(texts)
     pos = np.flatnonzero(~whitespace_mask(code_points(joined))).astype(INT)
@@ -413,7 +425,7 @@ def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
     spans = np.stack([pos[first], pos[last] + 1], axis=1)
     out = []
     k = 0
-    for (_, sents, rebuilt), text, start in zip(groups, texts, starts):
+    for (sents, rebuilt), text, start in zip(groups, texts, starts):
         n = sum(len(s.tokens) for s in sents)
         out.append(TrainingParagraph(text, sents, spans[k:k + n] - start, rebuilt))
         k += n
@@ -430,21 +442,13 @@ def read_raw_text(path: PathLike) -> str:
     """The UTF-8 text of ``path`` (``.xz``, ``.gz`` or plain), or of standard input for ``"-"``, as a tokenizer
     reads it: a leading byte order mark is skipped and CRLF (or a lone CR) line endings become ``\\n``.
 
-    Invalid UTF-8 raises :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the
-    uncompressed bytes) of the first bad byte; a missing file raises ``FileNotFoundError``.
+    :class:`~swvp.data.textio.RawTextDecoder` over the whole file: a UTF-16 or UTF-32 file, invalid UTF-8 and the
+    control characters raw text may not hold (NUL, escape, ...; tab, newline, carriage return, vertical tab and form
+    feed are allowed) raise :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the
+    uncompressed bytes); a missing file raises ``FileNotFoundError``.
     """
-    file, data = display_name(path), read_bytes(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DataError(file, line, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
-                        f"({exc.reason}); re-encode the file as UTF-8") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    decoder = RawTextDecoder(display_name(path))
+    return decoder.feed(read_bytes(path)) + decoder.end()
 
 
 def paragraph_starts(text: str) -> np.ndarray:

@@ -4,8 +4,9 @@ Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`re
 
 * the path ``"-"`` is standard input (read once per process and kept, so a format sniffer and the reader see the
   same bytes; errors name it ``<stdin>``);
-* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte
-  (UTF-16/32 files, recognised by their byte order mark or NUL bytes, are named as such);
+* the bytes must be valid UTF-8, otherwise :class:`~swvp.exceptions.DataError` names the line of the first bad byte;
+  a UTF-16 or UTF-32 file is named as such (:func:`wide_encoding`: by its byte order mark, or without one by where
+  its NUL bytes fall), whichever reader meets it — corpora, raw text, column files;
 * a UTF-8 byte order mark (BOM) at the start of a file is skipped, and ``\\r\\n`` line endings read as ``\\n``, as
   CoNLL-U tools (the UD validator, the ``conllu`` library) read them: a file saved by a Windows editor is the same
   corpus. A file written back (``swvp predict``) therefore has ``\\n`` line endings and no BOM, as CoNLL-U asks; it
@@ -15,6 +16,14 @@ Policy shared by every reader in :mod:`swvp.data` (they all go through :func:`re
 * no C0 control character other than tab and newline (NUL, form feed, escape, ... and DEL): valid UTF-8 as they are,
   they mark binary or UTF-16 content, never a corpus (C1 characters U+0080-U+009F do occur in real treebanks, as
   mis-decoded cp1252 quotes, and are kept).
+
+Raw text (:class:`RawTextDecoder`, what ``swvp parse`` reads, and :func:`check_raw_text` for a Python ``str`` given
+to the tokenizer) follows the same rules with two differences: a lone carriage return is a line ending (old Mac
+text), and vertical tab and form feed are whitespace (``pdftotext`` puts a form feed at each page break, Word a
+vertical tab at a manual line break). The other C0 controls (U+0000-U+0008, U+000E-U+001F: NUL, escape, the
+information separators U+001C-U+001F that ``str.isspace`` calls whitespace ...) and DEL are refused, with the line
+and the byte offset (a ``str``: the character offset); C1 characters are kept (U+0085, NEXT LINE, is whitespace to
+the tokenizer).
 
 Lines are split on ``\\n`` only (never ``str.splitlines``, which also breaks at U+2028, ``\\x0c`` ... inside tokens).
 """
@@ -45,6 +54,77 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: control bytes. In UTF-8 these bytes never occur inside a multi-byte character, so the bytes hold one exactly where
 #: the text does (a C loop: 0.006 s on EWT's training file, where the regex search takes 0.065 s).
 _NOT_CONTROL = bytes(b for b in range(256) if not _CONTROL.match(chr(b)))
+#: the control characters raw text may not hold: those of ``_CONTROL`` but vertical tab and form feed (whitespace in
+#: text extracted from PDF or Word files); carriage returns are line endings there
+_RAW_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+_RAW_CONTROL_BYTES = re.compile(b"[\x00-\x08\x0e-\x1f\x7f]")
+_NOT_RAW_CONTROL = bytes(b for b in range(256) if not _RAW_CONTROL.match(chr(b)))
+
+#: byte order marks of the encodings named in errors (UTF-32's first: UTF-32LE's starts with UTF-16LE's)
+_WIDE_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32BE"), (b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\xfe\xff", "UTF-16BE"),
+              (b"\xff\xfe", "UTF-16LE"))
+#: bytes of a file's start that :func:`wide_encoding` looks at
+_SNIFF_BYTES = 4096
+
+
+def wide_encoding(data: bytes) -> tuple[str, str] | None:
+    """(``"UTF-16LE"``, ``"UTF-16BE"``, ``"UTF-32LE"`` or ``"UTF-32BE"``, what shows it) when ``data``, the start of
+    a file, is text in that encoding; None otherwise.
+
+    By the byte order mark, else by where the NUL bytes of its first 4 KiB fall: UTF-32 has a NUL in the top byte of
+    every character (and in the next one for every character below U+10000); UTF-16 one in the high byte of every
+    character below U+0100 (ASCII spaces, digits, punctuation and newlines, in any script), so at odd offsets only
+    (little-endian) or even offsets only (big-endian). Binary data has its NULs at both.
+    """
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name, "its byte order mark"
+    head = data[:_SNIFF_BYTES]
+    if b"\x00" not in head:
+        return None
+    quads = len(head) // 4
+    if quads:
+        nul = [head[k:4 * quads:4].count(0) for k in range(4)]
+        if nul[3] == quads and nul[2] * 2 >= quads and nul[0] < quads:
+            return "UTF-32LE", "3 NUL bytes in every 4"
+        if nul[0] == quads and nul[1] * 2 >= quads and nul[3] < quads:
+            return "UTF-32BE", "3 NUL bytes in every 4"
+    pairs = len(head) // 2
+    even, odd = head[0:2 * pairs:2].count(0), head[1:2 * pairs:2].count(0)
+    if odd >= 2 and even * 10 <= odd:
+        return "UTF-16LE", "NUL bytes at odd offsets only"
+    if even >= 2 and odd * 10 <= even:
+        return "UTF-16BE", "NUL bytes at even offsets only"
+    return None
+
+
+def wide_encoding_error(data: bytes, file: str) -> DataError | None:
+    """The DataError for a file whose start, ``data``, is UTF-16 or UTF-32 text (:func:`wide_encoding`), else None:
+    at line 1, naming the encoding, what shows it and how to convert the file."""
+    found = wide_encoding(data)
+    if found is None:
+        return None
+    name, why = found
+    return DataError(file, 1, f"the file is {name} text ({why}), not UTF-8: re-encode it as UTF-8 (e.g. "
+                              f"iconv -f {name} -t UTF-8)")
+
+
+def check_raw_text(text: str, file: str | None = None) -> None:
+    """Refuse raw text (a ``str``) holding a control character that raw text may not hold (see the module
+    docstring): DataError naming its line and character offset (0-based) — a ``str`` has no bytes to count.
+
+    What :class:`RawTextDecoder` refuses in a file's bytes, for text that comes as a ``str`` (``Pipeline.analyze``,
+    ``Tokenizer.tokenize``); one regex search (C speed).
+    """
+    bad = _RAW_CONTROL.search(text)
+    if bad is not None:
+        at = bad.start()
+        raise DataError(file, text.count("\n", 0, at) + 1, f"{_control_name(bad.group())} at character offset {at}: "
+                        "binary content, not text")
+
+
+def _control_name(ch: str) -> str:
+    return "NUL character (U+0000)" if ch == "\x00" else f"control character U+{ord(ch):04X}"
 
 
 def _suffix(path: PathLike) -> str:
@@ -115,6 +195,18 @@ def read_bytes(path: PathLike) -> bytes:
             return f.read()
     except (lzma.LZMAError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise DataError(os.fspath(path), None, f"damaged compressed file: {exc}") from None
+
+
+def read_head(path: PathLike, size: int = _SNIFF_BYTES) -> bytes:
+    """The first ``size`` uncompressed bytes of ``path`` (``"-"``: of standard input, read whole and kept as
+    :func:`read_bytes` keeps it), for sniffing; damaged compressed data gives no bytes."""
+    if is_stdin(path):
+        return _stdin_bytes()[:size]
+    with _open_binary(path) as f:
+        try:
+            return f.read(size)
+        except (lzma.LZMAError, gzip.BadGzipFile, EOFError, zlib.error):
+            return b""
 
 
 class _Prefixed(io.RawIOBase):
@@ -199,8 +291,10 @@ def decode_text(data: bytes, file: str, *, first_line: int = 1) -> str:
     of that line, not at the start of the file: errors name the file's lines, and a byte order mark is looked for at
     the start of the file only."""
     base = first_line - 1
-    if base == 0 and data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise DataError(file, 1, "UTF-16 or UTF-32 byte order mark: re-encode the file as UTF-8")
+    if base == 0:
+        wide = wide_encoding_error(data, file)
+        if wide is not None:
+            raise wide
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -229,6 +323,97 @@ def decode_text(data: bytes, file: str, *, first_line: int = 1) -> str:
         raise DataError(file, line, f"control character U+{ord(bad.group()):04X} at column {col}: binary or UTF-16 "
                         "content, not a UTF-8 text corpus")
     return text
+
+
+class RawTextDecoder:
+    """Raw text's strict UTF-8 decoding, incremental: feed the bytes in any parts (:meth:`feed`), then call
+    :meth:`end`; the texts given back, joined, are the file's text (:func:`swvp.data.text.read_raw_text` is this over
+    the whole file). A leading byte order mark is skipped, CRLF and lone CR read as ``\\n``; refused with
+    :class:`~swvp.exceptions.DataError` naming the line and the byte offset (0-based, in the uncompressed bytes): a
+    UTF-16 or UTF-32 file (:func:`wide_encoding`, at line 1), invalid UTF-8 (its first bad byte), a control character
+    raw text may not hold (see the module docstring)."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.pending = b""  # an incomplete UTF-8 sequence at the end of the bytes fed so far
+        self.offset = 0  # byte offset of pending[0]
+        self.lines = 0  # newline bytes before offset
+        self.started = False  # some text was decoded (a byte order mark is looked for before it only)
+        self.cr = False  # the text so far ended with "\r", held back (it may be half of "\r\n")
+        self.head = b""  # the file's first bytes (up to 4 KiB), for naming UTF-16/32 when an error is met
+
+    def feed(self, data: bytes) -> str:
+        if len(self.head) < _SNIFF_BYTES:
+            self.head += data[:_SNIFF_BYTES - len(self.head)]
+        return self._decode(self.pending + data, final=False)
+
+    def end(self) -> str:
+        return self._decode(self.pending, final=True)
+
+    def _decode(self, data: bytes, final: bool) -> str:
+        if self.offset == 0:
+            if not final and len(data) < 4:  # a byte order mark may be cut (a pipe's first read): wait for it
+                self.pending = data
+                return ""
+            self._check_wide()
+        try:
+            text = data.decode("utf-8")
+            rest = b""
+        except UnicodeDecodeError as exc:
+            if final or exc.reason != "unexpected end of data" or exc.end != len(data):
+                if self._defer(data, exc.start, final):
+                    return ""
+                self._check_wide()
+                self._check_controls(data, exc.start, True)
+                line = self.lines + data.count(b"\n", 0, exc.start) + 1
+                raise DataError(self.file, line, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at byte offset "
+                                f"{self.offset + exc.start} ({exc.reason}); re-encode the file as UTF-8") from None
+            text, rest = data[:exc.start].decode("utf-8"), data[exc.start:]
+        used = len(data) - len(rest)
+        if self._check_controls(data, used, final):
+            return ""
+        self.lines += data.count(b"\n", 0, used)
+        self.offset += used
+        self.pending = rest
+        if not self.started and text:
+            self.started = True
+            if text.startswith(_BOM):
+                text = text[1:]
+        if self.cr:
+            text = "\r" + text
+        self.cr = not final and text.endswith("\r")
+        if self.cr:
+            text = text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+    def _defer(self, data: bytes, at: int, final: bool) -> bool:
+        """Whether to hold ``data`` back (as pending) rather than report an error at its byte ``at``: an error in
+        the file's first 4 KiB waits for them (short reads from a pipe), so that a UTF-16/32 file is named."""
+        if final or len(self.head) >= _SNIFF_BYTES or self.offset + at >= _SNIFF_BYTES:
+            return False
+        self.pending = data
+        return True
+
+    def _check_wide(self) -> None:
+        """Raise the DataError of a UTF-16/32 file when the first bytes read say it is one."""
+        wide = wide_encoding_error(self.head, self.file)
+        if wide is not None:
+            raise wide
+
+    def _check_controls(self, data: bytes, end: int, final: bool) -> bool:
+        """Refuse the first control character raw text may not hold in ``data[:end]`` (decoded or about to be: in
+        UTF-8 a control byte is that character, never part of another); True: ``data`` is held back instead
+        (:meth:`_defer`)."""
+        if not data[:end].translate(None, _NOT_RAW_CONTROL):
+            return False
+        at = _RAW_CONTROL_BYTES.search(data, 0, end).start()
+        if self._defer(data, at, final):
+            return True
+        self._check_wide()
+        raise DataError(self.file, self.lines + data.count(b"\n", 0, at) + 1,
+                        f"{_control_name(chr(data[at]))} at byte offset {self.offset + at}: binary content, not text")
 
 
 def read_text(path: PathLike) -> str:

@@ -220,10 +220,11 @@ class CandidateLexicon:
         return out
 
     def candidates(self, forms: Sequence[str], keys: Sequence[str] | None = None, gold: np.ndarray | None = None,
-                   allowed: Callable[[str, int], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   allowed: Callable[[str, int], bool] | None = None, fallback: int = 0) -> tuple[np.ndarray,
+                                                                                             np.ndarray]:
         """Per token, its candidate labels as CSR (cptr (n + 1,), cand). With ``gold`` (training): forms seen once
         get an unseen form's candidates and the gold label is always a candidate. Tokens with no candidate at all
-        (every guessable label filtered out) get label 0 (a decision that is then surely wrong, never a crash)."""
+        (every guessable label filtered out) get the one label ``fallback`` (the lemmatizer's: keep the form)."""
         keys = [""] * len(forms) if keys is None else keys
         index: dict[tuple[str, str], int] = {}
         inverse = np.fromiter((index.setdefault((f, k), len(index)) for f, k in zip(forms, keys, strict=True)), INT,
@@ -231,7 +232,7 @@ class CandidateLexicon:
         rows = []
         for f, k in index:
             unseen = gold is not None and self.count(f, k) <= 1
-            rows.append(self.type_candidates(f, k, unseen, allowed) or [0])
+            rows.append(self.type_candidates(f, k, unseen, allowed) or [fallback])
         tptr = np.zeros(len(rows) + 1, INT)
         np.cumsum([len(r) for r in rows], out=tptr[1:])
         tcand = np.fromiter((y for r in rows for y in r), INT, int(tptr[-1]))

@@ -12,11 +12,19 @@ The removed strings are part of the script, so a script applies to a form only i
 them (:func:`applies`), and a guesser can propose it from the form's suffix. Among the casings that reproduce the
 lemma, the shortest edit wins, then ``l`` (common words share one class whatever their casing in the text), ``k``,
 ``t``, ``u``.
+
+The letters a script adds belong to writing systems (:func:`letter_scripts`: Greek, Latin, Cyrillic, Arabic, ...);
+a guesser proposes a script for a form only if the form's letters are of those systems (:func:`adds_within`): a
+Greek model's "add final sigma" rule never reaches a Latin or Arabic word.
 """
 
 from __future__ import annotations
 
-__all__ = ["applies", "apply_script", "edit_script", "parts_apply", "script_parts"]
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["added_scripts", "adds_within", "applies", "apply_script", "edit_script", "letter_script",
+           "letter_scripts", "parts_apply", "script_parts"]
 
 _SEP = "|"
 
@@ -118,3 +126,44 @@ def apply_script(form: str, script: str) -> str:
     base = _cased(case, form)
     middle = base[len(cut_p):len(base) - len(cut_s)]
     return _finish(case, add_p + middle + add_s)
+
+
+# --------------------------------------------------------------------------------------------- writing systems
+
+#: writing systems told apart by the first word of a letter's Unicode name that are one system for lemmas: Japanese
+#: mixes kanji and kana in one word (見 → 見る), Korean hanja and hangul
+_SCRIPT_ALIASES = {"CJK": "HAN", "HIRAGANA": "HAN", "KATAKANA": "HAN", "HANGUL": "HAN", "BOPOMOFO": "HAN",
+                   "IDEOGRAPHIC": "HAN", "MICRO": "GREEK"}
+
+
+@lru_cache(maxsize=4096)
+def letter_script(ch: str) -> str | None:
+    """The writing system of the letter ``ch``: the first word of its Unicode name (``"GREEK"``, ``"LATIN"``,
+    ``"CYRILLIC"``, ``"ARABIC"``; ``"HAN"`` for Chinese characters, kana and hangul; halfwidth and fullwidth forms
+    as their system's); None for what is not a letter (digits, punctuation, symbols, combining marks) and for
+    modifier letters (``ʼ``, ``ー``), which every system borrows."""
+    if not ch.isalpha() or unicodedata.category(ch) == "Lm":
+        return None
+    name = unicodedata.name(ch, "").removeprefix("HALFWIDTH ").removeprefix("FULLWIDTH ")
+    word = name.split(" ", 1)[0]
+    return _SCRIPT_ALIASES.get(word, word) or None
+
+
+def letter_scripts(text: str) -> frozenset[str]:
+    """The writing systems of the letters of ``text`` (:func:`letter_script`; empty for a text with no letter)."""
+    return frozenset(filter(None, map(letter_script, set(text))))
+
+
+def added_scripts(parts: tuple[str, str, str, str, str] | None) -> frozenset[str]:
+    """The writing systems of the letters a script (split by :func:`script_parts`) adds; empty for a script that
+    adds none and for a whole-lemma script (which no guesser proposes)."""
+    if parts is None:
+        return frozenset()
+    return letter_scripts(parts[2] + parts[4])
+
+
+def adds_within(form_scripts: frozenset[str], added: frozenset[str]) -> bool:
+    """Whether a script adding letters of the systems ``added`` may edit a form whose letters are of
+    ``form_scripts``: it adds no letter, or only letters of the form's own systems (a form without letters — a
+    number, a symbol — takes none)."""
+    return added <= form_scripts

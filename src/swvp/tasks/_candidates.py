@@ -92,6 +92,10 @@ class CandidateTagger(CompactCoef, Estimator):
     def _allowed(self) -> Callable[[str, int], bool] | None:
         return None
 
+    def _fallback(self) -> int:
+        """The label of a word left with no candidate (every guess refused by :meth:`_allowed`)."""
+        return 0
+
     def _write(self, word: Word, label: str) -> None:
         raise NotImplementedError
 
@@ -121,7 +125,7 @@ class CandidateTagger(CompactCoef, Estimator):
             forms, y, keys, tail=lambda i: self._tail(self.labels_[i]))
         self.extractor_ = TaggingFeatures(self.features or self.DEFAULT_FEATURES)
         feats = self.extractor_.fit_transform([[w.form for w in s] for s in sents], self._extra_of(sents))
-        cptr, cand = self.lexicon_.candidates(forms, keys, gold=y, allowed=self._allowed())
+        cptr, cand = self.lexicon_.candidates(forms, keys, gold=y, allowed=self._allowed(), fallback=self._fallback())
         problem = self._problem(feats, cptr, cand, y)
         dev_problem = None
         if dev is not None:
@@ -182,7 +186,8 @@ class CandidateTagger(CompactCoef, Estimator):
         """The decoding problem of new sentences (gold labels unseen in training become −1)."""
         words = [w for s in sents for w in s]
         feats = self.extractor_.transform([[w.form for w in s] for s in sents], self._extra_of(sents))
-        cptr, cand = self.lexicon_.candidates([w.form for w in words], self._keys(words), allowed=self._allowed())
+        cptr, cand = self.lexicon_.candidates([w.form for w in words], self._keys(words), allowed=self._allowed(),
+                                              fallback=self._fallback())
         y = None
         if gold is not None:
             y = np.fromiter((self.label_index_.get(t, -1) for t in gold), INT, len(gold))

@@ -2,10 +2,12 @@
 
 The classes are edit scripts (strip and add a prefix and a suffix, a casing rule, or a whole lemma for irregular
 pairs); a word's candidates are the scripts seen with its (form, UPOS) in training, else — for rare and unseen forms —
-those seen with training words that share its suffix and UPOS and that apply to the form (whole-lemma scripts are
-never guessed); the choice is made per word (no transitions) from the form's spelling and its UPOS
-(:data:`swvp.features.templates.SETS` ``"lemma"``), the weights conjoined with the script and its parts (the suffix
-edit, the prefix edit, the casing). At run time UPOS is the tagger's prediction.
+those seen with training words that share its suffix and UPOS and that apply to the form. Whole-lemma scripts are
+never guessed, nor a script adding letters of a writing system the form's letters are not in
+(:func:`swvp.structures.lemma.adds_within`: a Greek model's final sigma never reaches a Latin word); a word left
+without a candidate keeps its form. The choice is made per word (no transitions) from the form's spelling and its
+UPOS (:data:`swvp.features.templates.SETS` ``"lemma"``), the weights conjoined with the script and its parts (the
+suffix edit, the prefix edit, the casing). At run time UPOS is the tagger's prediction.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from collections.abc import Callable
 from swvp.data.text import Word
 from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
-from swvp.structures.lemma import apply_script, edit_script, parts_apply, script_parts
+from swvp.structures.lemma import (
+    added_scripts,
+    adds_within,
+    apply_script,
+    edit_script,
+    letter_scripts,
+    parts_apply,
+    script_parts,
+)
 from swvp.tasks._candidates import CandidateTagger
 
 MODEL_KIND = "lemmatizer"
@@ -70,12 +80,32 @@ class Lemmatizer(CandidateTagger):
         return None if parts is None else parts[3]
 
     def _allowed(self) -> Callable[[str, int], bool]:
-        """``allowed(form, y)``: script y applies to the form (scripts parsed once per fitted label list)."""
+        """``allowed(form, y)``: script y applies to the form and adds no letter of a writing system the form's
+        letters are not in (scripts parsed, and the systems of their added letters found, once per fitted label
+        list; a form's systems once per call of this method)."""
         cached = self.__dict__.get("_parsed")
         if cached is None or cached[0] is not self.labels_:
-            cached = self._parsed = (self.labels_, [script_parts(t) for t in self.labels_])
-        parsed = cached[1]
-        return lambda form, y: parts_apply(form, parsed[y])
+            parsed = [script_parts(t) for t in self.labels_]
+            cached = self._parsed = (self.labels_, parsed, [added_scripts(p) for p in parsed])
+        _, parsed, added = cached
+        form_scripts: dict[str, frozenset[str]] = {}
+
+        def allowed(form: str, y: int) -> bool:
+            if not parts_apply(form, parsed[y]):
+                return False
+            need = added[y]
+            if not need:
+                return True
+            have = form_scripts.get(form)
+            if have is None:
+                have = form_scripts[form] = letter_scripts(form)
+            return adds_within(have, need)
+
+        return allowed
+
+    def _fallback(self) -> int:
+        """A word with no candidate keeps its form (the identity script ``k||||``, where training had it)."""
+        return self.label_index_.get("k||||", 0)
 
     def _write(self, word: Word, label: str) -> None:
         word.lemma = apply_script(word.form, label)

@@ -34,6 +34,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, read_conllu
 from swvp.data.text import Document, Sentence, Token, TrainingParagraph, Word, paragraph_starts, training_paragraphs
+from swvp.data.textio import check_raw_text
 from swvp.features.characters import CharacterFeatures, CharUnits, char_units
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Exact
@@ -281,11 +282,13 @@ class Tokenizer(Estimator):
         ``BATCH_UNITS`` characters; a longer paragraph in windows cut at whitespace that overlap by
         ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text). With N decoding threads
         (:mod:`swvp.learn.threads`), N batches or windows are decoded in one call, their paragraphs spread over the
-        threads.
+        threads. Text holding a control character raw text may not hold (NUL, escape, ...) raises DataError naming
+        its line and character offset (:func:`swvp.data.textio.check_raw_text`).
         """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"tokenize takes a str, got {type(text).__name__}")
+        check_raw_text(text)
         return self._tokenize(text)[0]
 
     def tokenize_texts(self, texts) -> list[Document]:
@@ -297,6 +300,7 @@ class Tokenizer(Estimator):
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"tokenize_texts takes str texts, got {type(t).__name__}")
+            check_raw_text(t)
         if len(texts) == 1:
             return [self._tokenize(texts[0])[0]]
         # an empty line between two texts is a paragraph break: no paragraph spans two texts
