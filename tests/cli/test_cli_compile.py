@@ -32,3 +32,26 @@ def test_compile_trains_and_parses_a_random_treebank():
     r = swvp("compile", "--jobs", "2", timeout=1800)
     assert r.rc == 0, r.err
     assert "compiled and cached" in r.err
+
+
+def test_the_parse_is_compiled_for_every_type_of_compact_values(tmp_path):
+    """A quantised file's stage holds int16 or int32 values (the narrower that fits its range), a lossless one
+    float64: ``decode_value_types`` decodes with each, so an installed swvp has them all compiled."""
+    from swvp import Beam, Lemmatizer, MorphologicalTagger, Perceptron, Pipeline, Tokenizer, TransitionDependencyParser
+    from swvp.cli.compile import VALUE_TYPES, decode_value_types
+    from swvp.data.conllu import read_conllu
+    from swvp.data.text import raw_text_of_conllu
+    from swvp.data.toy_treebank import toy_treebank
+    from swvp.learn.engine import decode_corpus
+
+    train, raw, model = tmp_path / "train.conllu", tmp_path / "raw.txt", tmp_path / "toy.npz"
+    train.write_text(toy_treebank(40, seed=3), encoding="utf-8")
+    raw.write_text(raw_text_of_conllu(read_conllu(train))[:400], encoding="utf-8")
+    one = {"learner": Perceptron(epochs=1)}
+    Pipeline(tokenizer=Tokenizer(**one), tagger=MorphologicalTagger(**one), lemmatizer=Lemmatizer(**one),
+             parser=TransitionDependencyParser(hash_bits=12, move_hash_bits=12, learner=Perceptron(search=Beam(2),
+                                                                                                   epochs=1)),
+             jackknife=0).fit(str(train)).save(model)
+    decode_value_types(str(model), str(raw))
+    beam_values = {str(sig[2].types[1].dtype) for sig in decode_corpus.signatures if "BeamSearch" in str(sig[1])}
+    assert beam_values >= set(VALUE_TYPES)

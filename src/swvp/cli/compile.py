@@ -1,5 +1,11 @@
 """``swvp compile``: compile and cache the pipeline's kernels now, by training a pipeline on a small random treebank
-and parsing with it (an install from source runs it once: ``setup.py``)."""
+and parsing with it (an install from source runs it once: ``setup.py``).
+
+A loaded model's weights are compact vectors whose values are int16 or int32 (quantised files: the narrower type
+that holds a stage's range, so a large treebank's parser may need int32 where the random treebank's fits int16) or
+float64 (lossless files); each type is a signature of the decoding kernels. So the parse is run once more with every
+stage's values in each of the three types (:func:`decode_value_types`): a user's model then finds its kernels
+compiled whichever types its file holds."""
 
 from __future__ import annotations
 
@@ -42,9 +48,12 @@ def cmd_compile(args) -> int:
                 ["parse", "--model", model, raw, "-o", os.path.join(tmp, "raw.conllu")],
                 ["parse", "--model", model, "--input", "conllu", dev, "-o", os.path.join(tmp, "conllu.conllu")],
                 ["parse", "--model", model, "--input", "tokenized", tokenized, "-o", os.path.join(tmp, "tok.conllu")]]
+        runs.append(["value-types", model, raw])
         for argv in runs:  # each a process of its own, as a user runs them
-            done = subprocess.run([sys.executable, "-m", "swvp.cli.main", *argv], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
+            command = ["-m", "swvp.cli.compile", *argv[1:]] if argv[0] == "value-types" \
+                else ["-m", "swvp.cli.main", *argv]
+            done = subprocess.run([sys.executable, *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
             if done.returncode:
                 last = (done.stderr.strip().splitlines() or ["no message"])[-1]
                 print(f"swvp: error: compile: `swvp {' '.join(argv[:2])}` on the random treebank failed "
@@ -52,3 +61,29 @@ def cmd_compile(args) -> int:
                 return 1
     print(f"swvp: compiled and cached in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return 0
+
+
+#: the types of a compact vector's values (:class:`swvp.model.compact.CompactVector`)
+VALUE_TYPES = ("int16", "int32", "float64")
+
+
+def decode_value_types(model_path: str, raw_path: str) -> None:
+    """Analyze ``raw_path`` with the pipeline at ``model_path`` once per type of :data:`VALUE_TYPES`, every stage's
+    compact weights converted to it (the values are only for compiling: an int32 value may wrap in int16)."""
+
+    from swvp.model.compact import CompactVector
+    from swvp.tasks.pipeline import Pipeline
+
+    text = open(raw_path, encoding="utf-8").read()
+    pipeline = Pipeline.load(model_path)
+    stages = [s for s in pipeline.stages_.values() if isinstance(s.__dict__.get("_compact"), CompactVector)]
+    originals = [s._compact for s in stages]
+    for name in VALUE_TYPES:
+        for stage, cw in zip(stages, originals):
+            values = cw.float_values() if name == "float64" else cw.values.astype(name)
+            stage.coef_ = CompactVector(cw.size, cw.blocks, values, 1.0 if name == "float64" else cw.scale)
+        pipeline.analyze(text)
+
+
+if __name__ == "__main__":  # swvp compile runs it in a process of its own: python -m swvp.cli.compile MODEL RAW
+    decode_value_types(*sys.argv[1:3])
