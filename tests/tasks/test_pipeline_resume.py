@@ -17,6 +17,7 @@ from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
 from swvp.persistence import load_model
+from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline import Pipeline
@@ -25,6 +26,11 @@ from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 ORDER = ["tokenizer", "tagger", "lemmatizer", "fold 0", "fold 1", "parser"]
+
+
+def graph_parser() -> GraphDependencyParser:
+    return GraphDependencyParser(order=2, hash_bits=14, tag_features=("Case",),
+                                 learner=Perceptron(epochs=4, stop_when_separated=False))
 
 
 def small_pipeline(tagger_epochs: int = 3, **kwargs) -> Pipeline:
@@ -50,6 +56,8 @@ def data(tmp_path_factory):
     paths["train"].write_text(toy_treebank(40), encoding="utf-8")
     paths["dev"].write_text(toy_treebank(8, seed=1), encoding="utf-8")
     small_pipeline().fit(paths["train"], dev=paths["dev"]).save(paths["model"])
+    small_pipeline(parser=graph_parser()).fit(paths["train"], dev=paths["dev"]).save(root / "graph.npz")
+    paths["graph"] = root / "graph.npz"
     return paths
 
 
@@ -72,8 +80,12 @@ def test_the_model_file_is_the_same_for_the_same_data_and_options(data, tmp_path
     assert set(again.stage_cpu_seconds_) >= {"tokenizer", "tagger", "lemmatizer", "jackknife", "parser", "total"}
 
 
-def test_ctrl_c_in_the_parsers_epochs_keeps_its_state_and_resume_gives_the_same_bytes(data, tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["transition", "graph"])
+def test_ctrl_c_in_the_parsers_epochs_keeps_its_state_and_resume_gives_the_same_bytes(kind, data, tmp_path,
+                                                                                       monkeypatch):
     folder = tmp_path / "ckpt"
+    pipe, reference = (small_pipeline, data["model"]) if kind == "transition" else (
+        lambda: small_pipeline(parser=graph_parser()), data["graph"])
     real = pipeline_module._StageBar.__call__
     calls = []
 
@@ -85,7 +97,7 @@ def test_ctrl_c_in_the_parsers_epochs_keeps_its_state_and_resume_gives_the_same_
 
     monkeypatch.setattr(pipeline_module._StageBar, "__call__", ctrl_c_in_epoch_2)
     with pytest.raises(KeyboardInterrupt):
-        small_pipeline().fit(data["train"], dev=data["dev"], checkpoint=folder, progress=True)
+        pipe().fit(data["train"], dev=data["dev"], checkpoint=folder, progress=True)
     monkeypatch.undo()
     m = manifest(folder)
     assert m["order"] == ORDER and done(folder) == ORDER[:-1]
@@ -95,16 +107,16 @@ def test_ctrl_c_in_the_parsers_epochs_keeps_its_state_and_resume_gives_the_same_
     assert ckpt.describe().startswith("tokenizer, tagger, lemmatizer, fold 0, fold 1 done (5 of 6); the parser's "
                                       "training state (1 epoch and ")
 
-    resumed = small_pipeline().fit(data["train"], dev=data["dev"], checkpoint=folder, resume=True)
+    resumed = pipe().fit(data["train"], dev=data["dev"], checkpoint=folder, resume=True)
     assert resumed.resumed_ == tuple(ORDER[:-1]) and set(resumed.stage_cpu_seconds_) == {"parser", "total"}
     resumed.save(tmp_path / "resumed.npz")
-    assert sha256(tmp_path / "resumed.npz") == sha256(data["model"])
+    assert sha256(tmp_path / "resumed.npz") == sha256(reference)
     assert done(folder) == ORDER and not (folder / "parser.partial.npz").exists()
     # a complete checkpoint trains nothing and gives the model again; remove() leaves no trace
-    again = small_pipeline().fit(data["train"], dev=data["dev"], checkpoint=folder, resume=True)
+    again = pipe().fit(data["train"], dev=data["dev"], checkpoint=folder, resume=True)
     assert again.resumed_ == tuple(ORDER)
     again.save(tmp_path / "again.npz")
-    assert sha256(tmp_path / "again.npz") == sha256(data["model"])
+    assert sha256(tmp_path / "again.npz") == sha256(reference)
     PipelineCheckpoint(folder).remove()
     assert not folder.exists()
 

@@ -426,7 +426,7 @@ class Pipeline(Estimator):
         for name in resumed:
             if name.startswith("fold"):
                 results[name] = ckpt.load_fold(name)
-            else:
+            elif name != "parser":  # the parser is loaded below, where it would be trained
                 results[name] = ckpt.load_stage(name, type(est[name]))
         run = [n for n in tasks if n not in results]
         shared = {"stages": est, "train_corpus": train_corpus, "dev_corpus": dev_corpus, "train_doc": train_doc,
