@@ -34,7 +34,7 @@ from swvp.exceptions import ModelFormatError
 from swvp.persistence import atomic_write_text, load_model, save_model
 from swvp.tasks.base import Estimator, _flat, encode
 
-__all__ = ["FORMAT", "MANIFEST", "VERSION", "PipelineCheckpoint", "data_record", "default_folder"]
+__all__ = ["FORMAT", "MANIFEST", "VERSION", "PipelineCheckpoint", "data_record", "default_folder", "options_record"]
 
 FORMAT = "swvp-pipeline-checkpoint"
 VERSION = 1
