@@ -1,12 +1,14 @@
 """Pipeline training that loses nothing (``Pipeline.fit(checkpoint=DIR)`` / ``resume=True``): each stage and fold
 saved as it ends, Ctrl-C in the parser stage (at a safe point: its training state is kept; before its epochs: it
 starts again), the resumed model byte for byte the uninterrupted one, refusals of another run's checkpoint, and the
-training file too small for the folds."""
+training file too small for the folds; the worker processes of ``jobs``."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import signal
 
 import pytest
@@ -22,6 +24,7 @@ from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline import Pipeline
 from swvp.tasks.pipeline_checkpoint import MANIFEST, PipelineCheckpoint
+from swvp.tasks.process_pool import WorkerDied
 from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
@@ -215,3 +218,24 @@ def test_a_training_file_too_small_for_the_folds_is_one_error_before_any_trainin
     # without the parser (or with gold tags) there are no folds: the size is not checked
     monkeypatch.undo()
     assert small_pipeline(stages=("tokenizer",), jackknife=jackknife).fit(path).stages_.keys() == {"tokenizer"}
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="the workers inherit the patch")
+def test_the_workers_hand_back_results_errors_and_their_death(monkeypatch):
+    def task(name, progress=False):
+        if name == "bad":
+            raise DataError("x.conllu", 3, "broken")
+        if name == "dies":
+            os._exit(3)
+        return name.upper(), 0.5
+
+    monkeypatch.setattr(pipeline_module, "_run_task", task)
+    ended = []
+    out = pipeline_module._run_tasks(["a", "b", "c"], 2, {}, on_done=lambda *args: ended.append(args))
+    assert out == {"a": ("A", 0.5), "b": ("B", 0.5), "c": ("C", 0.5)} and sorted(ended) == sorted(
+        (k, v, 0.5) for k, v in (("a", "A"), ("b", "B"), ("c", "C")))
+    with pytest.raises(DataError, match="x.conllu:3: broken") as err:
+        pipeline_module._run_tasks(["a", "bad", "c"], 2, {})
+    assert "in the worker process that trained bad" in str(err.value.__cause__)
+    with pytest.raises(WorkerDied, match="the worker process training dies died"):
+        pipeline_module._run_tasks(["dies", "a"], 2, {})

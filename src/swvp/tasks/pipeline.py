@@ -27,17 +27,17 @@ on a Dask cluster: :mod:`swvp.tasks.streaming`, :mod:`swvp.tasks.dask_parsing`).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import multiprocessing
+import multiprocessing.connection
 import os
 import resource
 import signal
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import SimpleNamespace
 
 import numpy as np
@@ -51,6 +51,7 @@ from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, data_record, options_record
+from swvp.tasks.process_pool import WorkerDied
 from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
@@ -249,6 +250,85 @@ def _run_task(name: str, progress: bool = False):
     return result, time.process_time() - t0
 
 
+class _RemoteTraceback(Exception):
+    """Where a worker process raised an error (shown as the cause of the error raised again here)."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _worker(conn, shared: dict | None, progress_queue) -> None:
+    """A worker process: runs the tasks its pipe names (None: stop) and sends back ``(True, (result, CPU seconds))``
+    or ``(False, error, traceback)``."""
+    _init_worker(shared, progress_queue)
+    while True:
+        try:
+            name = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if name is None:
+            return
+        try:
+            reply = (True, _run_task(name))
+        except Exception as err:  # noqa: BLE001 - raised again in the parent
+            reply = (False, err, traceback.format_exc())
+        try:
+            conn.send(reply)
+        except Exception as err:  # noqa: BLE001 - a result or error that does not pickle
+            conn.send((False, RuntimeError(f"{name}: its result could not be sent back ({err!r})"), ""))
+
+
+def _run_in_workers(names: list[str], jobs: int, shared: dict, on_done, queue, bars) -> dict:
+    """The tasks on ``jobs`` worker processes, each with a pipe of its own: a worker stopped at any moment (Ctrl-C
+    here, an error) corrupts no channel that another process or this one's exit would wait on."""
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else None)
+    workers = []
+    busy: dict = {}  # connection → the task its worker runs
+    pending = deque(names)
+    out = {}
+    finished = False
+    try:
+        for _ in range(min(jobs, len(names))):
+            here, there = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(there, None if fork else shared, queue),
+                               name="swvp-pipeline-worker", daemon=True)
+            proc.start()
+            there.close()
+            workers.append((proc, here))
+            busy[here] = pending.popleft()
+            here.send(busy[here])
+        while busy:
+            for conn in multiprocessing.connection.wait(list(busy)):
+                name = busy.pop(conn)
+                try:
+                    reply = conn.recv()
+                except (EOFError, OSError):
+                    raise WorkerDied(f"the worker process training {name} died before finishing it (killed, or out "
+                                     f"of memory)") from None
+                if not reply[0]:
+                    raise reply[1] from _RemoteTraceback(f"in the worker process that trained {name}:\n{reply[2]}")
+                out[name] = reply[1]
+                if bars is not None:
+                    bars.done(name)
+                if on_done is not None:
+                    on_done(name, *out[name])
+                if pending:
+                    busy[conn] = pending.popleft()
+                    conn.send(busy[conn])
+        finished = True
+    finally:
+        for proc, conn in workers:
+            if finished:
+                conn.send(None)
+            else:  # Ctrl-C or an error: the running tasks are lost either way, so stop their workers now
+                proc.terminate()
+        for proc, conn in workers:
+            proc.join()
+            conn.close()
+    return out
+
+
 def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str, object, float], None] | None = None,
                progress: bool = False) -> dict:
     """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}. ``on_done(name,
@@ -258,47 +338,28 @@ def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str
     _SHARED.clear()
     _SHARED.update(shared)
     out = {}
-    bars = None
+    bars = queue = None
+    finished = False
     try:
         if jobs <= 1 or len(names) <= 1:
             for name in names:
                 out[name] = _run_task(name, progress)
                 if on_done is not None:
                     on_done(name, *out[name])
-            return out
-        fork = "fork" in multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if fork else None)
-        queue = ctx.Queue() if progress else None
-        if queue is not None:
-            bars = _WorkerBars(queue, {name: _task_epochs(name) for name in names})
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx, initializer=_init_worker,
-                                   initargs=(None if fork else shared, queue))
-        finished = False
-        try:
-            futures = {pool.submit(_run_task, name): name for name in names}
-            for fut in as_completed(futures):
-                out[futures[fut]] = fut.result()
-                if bars is not None:
-                    bars.done(futures[fut])
-                if on_done is not None:
-                    on_done(futures[fut], *out[futures[fut]])
-            finished = True
-        finally:
-            if finished:
-                pool.shutdown(wait=True)
-            else:  # Ctrl-C or an error: the running tasks are lost either way, so stop their workers now
-                procs = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for proc in procs:
-                    with contextlib.suppress(Exception):
-                        proc.terminate()
-                if bars is not None:
-                    bars.close(timeout=1.0)
-                    bars = None
+        else:
+            if progress:
+                fork = "fork" in multiprocessing.get_all_start_methods()
+                queue = multiprocessing.get_context("fork" if fork else None).Queue()
+                # a worker stopped while it sent progress may hold the queue's lock for good: this process must
+                # not wait for its own messages to go through as it exits
+                queue.cancel_join_thread()
+                bars = _WorkerBars(queue, {name: _task_epochs(name) for name in names})
+            out = _run_in_workers(names, jobs, shared, on_done, queue, bars)
+        finished = True
         return out
     finally:
         if bars is not None:
-            bars.close()
+            bars.close(timeout=None if finished else 1.0)
         _SHARED.clear()
 
 
