@@ -116,7 +116,7 @@ def cmd_train_pipeline(args) -> int:
 def _checkpoint(args):
     """``--checkpoint [DIR]`` / ``--resume DIR``: the run's checkpoint (None without); with ``--resume``, the options
     not given are the checkpoint's and one given with another value is refused."""
-    from swvp.cli.training import settings
+    from swvp.cli.training import apply_settings, settings
     from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, default_folder
 
     if args.resume is None:
@@ -129,19 +129,8 @@ def _checkpoint(args):
     stored = ckpt.read().get("command_line")
     if not isinstance(stored, dict):
         raise SwvpError(f"--resume {args.resume}: the checkpoint does not record the options of its command")
-    current = settings(args)
-    for dest, value in stored.items():
-        if dest not in current:
-            continue
-        if dest in args.given and current[dest] != value:
-            raise SwvpError(f"--resume {args.resume}: {option(dest)} {_spell(current[dest])} differs from the "
-                            f"checkpoint's {option(dest)} {_spell(value)} (a resumed run keeps its options)")
-        setattr(args, dest, value)
+    apply_settings(args, stored, option)
     return ckpt
-
-
-def _spell(value) -> str:
-    return "(not given)" if value is None else "''" if value == "" else str(value)
 
 
 #: the options of ``train pipeline``, in the order a command to continue a run spells them
