@@ -60,7 +60,7 @@ from pathlib import Path
 
 import _harness as H
 from _harness import file_sha256, git_state, load, log, now, run_measured
-from pipeline import TREEBANKS, check, count_tokens, first_sentences, fmt, read_split
+from pipeline import TREEBANKS, check, count_tokens, first_sentences, fmt, read_split, train_stage_cpu
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -307,18 +307,6 @@ def part_install(cfg: dict, venvs: Venvs) -> dict:
     rec["load_end"] = load()
     rec["finished"] = now()
     return rec
-
-
-_STAGE_LINE = re.compile(r"training CPU seconds (.*)$", re.M)
-
-
-def train_stage_cpu(log_path: str) -> dict | None:
-    """The per-stage CPU seconds ``swvp train pipeline`` prints (``... training CPU seconds tokenizer 58.1, ...``)."""
-    m = _STAGE_LINE.search(Path(log_path).read_text(encoding="utf-8", errors="replace"))
-    if not m:
-        return None
-    pairs = (p.strip().rsplit(" ", 1) for p in m.group(1).split(","))
-    return {k: float(v) for k, v in pairs}
 
 
 def part_first_train(cfg: dict, venvs: Venvs) -> dict:

@@ -4,9 +4,10 @@ morphological tagger, lemmatizer): a thin shell over :mod:`swvp.tasks.pipeline`.
 from __future__ import annotations
 
 import copy
+import shlex
 import sys
 
-from swvp.cli.options import bounded_int, check_output, positive_int, refuse
+from swvp.cli.options import bounded_int, check_output, option, positive_int, refuse
 from swvp.cli.streaming import check_inputs, check_parse_model, run_stream
 from swvp.exceptions import SwvpError
 
@@ -36,6 +37,12 @@ def add_train_arguments(p) -> None:
     p.add_argument("--test", help="after saving, score the pipeline on this gold file from its raw text")
     p.add_argument("--seed", type=int, default=0, help="seed of every stage's shuffling")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--checkpoint", nargs="?", const="", default=None, metavar="DIR",
+                   help="save each stage and jack-knife fold in DIR as it ends (default DIR: MODEL.checkpoint), so "
+                        "that after Ctrl-C --resume DIR skips them; DIR is deleted once the model is saved")
+    p.add_argument("--resume", metavar="DIR",
+                   help="continue the run saved in the checkpoint DIR (the same data; options not given are the "
+                        "checkpoint's): the model is the one an uninterrupted run writes")
 
 
 def _pipeline(args):
@@ -73,6 +80,7 @@ PARSER_ONLY = ("parser", "jackknife", "parser_epochs", "tag_features")
 
 def cmd_train_pipeline(args) -> int:
     check_output(args.model, [args.train, args.dev, args.test], what="model")
+    ckpt = _checkpoint(args)
     pipeline = _pipeline(args)
     if "parser" not in pipeline.stages:
         refuse("train pipeline", [d for d in PARSER_ONLY if d in args.given], "applies to the parser stage only "
@@ -80,14 +88,21 @@ def cmd_train_pipeline(args) -> int:
     if args.jackknife == 1:
         raise SwvpError("train pipeline: --jackknife must be 0 (gold tags) or a number of folds >= 2, got 1")
     try:
-        pipeline.fit(args.train, dev=args.dev, progress=not args.quiet)
+        pipeline.fit(args.train, dev=args.dev, progress=not args.quiet, checkpoint=ckpt, resume=bool(args.resume))
+        pipeline.save(args.model)
     except KeyboardInterrupt:
-        print("swvp: interrupted: nothing saved (a pipeline is saved whole, never with a stage half-trained)",
-              file=sys.stderr)
+        if ckpt is None or ckpt.manifest is None:
+            print("swvp: interrupted: nothing saved (a pipeline is saved whole, never with a stage half-trained; "
+                  "--checkpoint keeps each stage as it ends)", file=sys.stderr)
+        else:
+            print(f"swvp: interrupted: {ckpt.folder} holds {ckpt.describe()}; to continue: "
+                  f"{continue_command(args, ckpt.folder)}", file=sys.stderr)
         return 130
-    pipeline.save(args.model)
+    if ckpt is not None:
+        ckpt.remove()
     cpu = pipeline.stage_cpu_seconds_
-    print(f"saved {args.model}: stages {', '.join(pipeline.stages_)}; training CPU seconds "
+    resumed = f"; from the checkpoint: {', '.join(pipeline.resumed_)}" if pipeline.resumed_ else ""
+    print(f"saved {args.model}: stages {', '.join(pipeline.stages_)}{resumed}; training CPU seconds "
           + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
     for name, why in pipeline.skipped_.items():
         print(f"stage {name} left out: {why}", file=sys.stderr)
@@ -96,6 +111,46 @@ def cmd_train_pipeline(args) -> int:
 
         print_scores(_evaluate(pipeline, args.test, "raw"))
     return 0
+
+
+def _checkpoint(args):
+    """``--checkpoint [DIR]`` / ``--resume DIR``: the run's checkpoint (None without); with ``--resume``, the options
+    not given are the checkpoint's and one given with another value is refused."""
+    from swvp.cli.training import apply_settings, settings
+    from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, default_folder
+
+    if args.resume is None:
+        if args.checkpoint is None:
+            return None
+        return PipelineCheckpoint(args.checkpoint or default_folder(args.model), command_line=settings(args))
+    if args.checkpoint is not None:
+        raise SwvpError(f"train pipeline: --resume {args.resume} goes on saving in {args.resume}: drop --checkpoint")
+    ckpt = PipelineCheckpoint(args.resume)
+    stored = ckpt.read().get("command_line")
+    if not isinstance(stored, dict):
+        raise SwvpError(f"--resume {args.resume}: the checkpoint does not record the options of its command")
+    apply_settings(args, stored, option)
+    return ckpt
+
+
+#: the options of ``train pipeline``, in the order a command to continue a run spells them
+_COMMAND = ("train", "dev", "model", "stages", "parser", "jackknife", "parser_epochs", "tag_features", "skip_missing",
+            "seed", "jobs", "test", "quiet")
+
+
+def continue_command(args, folder) -> str:
+    """The command that continues an interrupted run: the options written on its command line, then ``--resume``."""
+    words = ["swvp", "train", "pipeline"]
+    for dest in _COMMAND:
+        if dest not in args.given and dest not in ("train", "model"):
+            continue
+        value = getattr(args, dest)
+        if value is True:
+            words.append(option(dest))
+        elif value is not False and value is not None:
+            words += [option(dest), str(value)]
+    words += ["--resume", str(folder)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 # ----------------------------------------------------------------------------------------------- reading input

@@ -166,6 +166,14 @@ def apply_resume(args, estimator_class, option) -> None:
     stored = getattr(ckpt, "command_line_", None)
     if not stored:
         raise SwvpError(f"--resume {args.resume}: the file does not record the options of its training command")
+    apply_settings(args, stored, option)
+    if "epochs" not in args.given:
+        args.epochs = ckpt._learner().epochs
+
+
+def apply_settings(args, stored: dict, option) -> None:
+    """The recorded options (:func:`settings`) of the run that ``--resume`` continues, for the options not given; one
+    given with another value is refused (exit 2). ``option(dest)`` spells an option."""
     current = settings(args)
     for dest, value in stored.items():
         if dest not in current:
@@ -174,8 +182,6 @@ def apply_resume(args, estimator_class, option) -> None:
             raise SwvpError(f"--resume: {option(dest)} {_spell(current[dest])} differs from the checkpoint's "
                             f"{option(dest)} {_spell(value)} (a resumed run keeps its settings)")
         setattr(args, dest, tuple(value) if isinstance(value, list) else value)
-    if "epochs" not in args.given:
-        args.epochs = ckpt._learner().epochs
 
 
 def _spell(value) -> str:

@@ -16,7 +16,9 @@ Training runs the independent parts — tokenizer, tagger, lemmatizer and the ja
 processes, then the parser; ``stage_cpu_seconds_`` records each stage's CPU time. A training file that lacks what a
 stage needs (no LEMMA, no HEAD) stops training with a DataError, or with ``missing="skip"`` leaves that stage out
 and says so in ``skipped_``. The whole pipeline is one model file (:meth:`save`): each stage's header and arrays
-inside it, the format version of every model.
+inside it, the format version of every model, and no timings — the same data and options give the same bytes.
+``fit(checkpoint=DIR)`` saves each stage and fold as it ends, and ``resume=True`` skips them after Ctrl-C
+(:mod:`swvp.tasks.pipeline_checkpoint`).
 
 At run time: :meth:`Pipeline.analyze` (one text), :meth:`Pipeline.pipe` (a stream of texts, in batches, optionally on
 worker processes; spaCy's ``nlp.pipe``), :meth:`Pipeline.parse_files` (files to CoNLL-U files as they are read, here or
@@ -27,13 +29,15 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import multiprocessing.connection
 import os
 import resource
+import signal
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import SimpleNamespace
 
 import numpy as np
@@ -46,6 +50,8 @@ from swvp.tasks.base import Estimator
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
+from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, data_record, options_record
+from swvp.tasks.process_pool import WorkerDied
 from swvp.tasks.tokenizer import Tokenizer
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
@@ -93,7 +99,10 @@ _SHARED: dict = {}
 
 
 def _init_worker(shared: dict | None, progress_queue) -> None:
-    """A worker process's start: the shared data (None: inherited by fork), and where to send its progress."""
+    """A worker process's start: the shared data (None: inherited by fork), and where to send its progress. Workers
+    ignore SIGINT (a terminal sends Ctrl-C to them too): it reaches them as the parent stopping them, so that what
+    the parent saved stays consistent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if shared is not None:
         _SHARED.update(shared)
     _SHARED["progress_queue"] = progress_queue
@@ -119,7 +128,8 @@ def unfitted(estimator: Estimator) -> Estimator:
 
 def _completed(estimator: Estimator) -> Estimator:
     """The fitted estimator, or KeyboardInterrupt if Ctrl-C cut its training short (the perceptron loop keeps what it
-    learned; a pipeline stage must not: the pipeline is saved whole or not at all)."""
+    learned; a pipeline stage must not: the pipeline is saved whole or not at all, and a checkpoint keeps only the
+    stages that ended, or a parser's training state)."""
     if getattr(estimator, "interrupted_", False):
         raise KeyboardInterrupt
     return estimator
@@ -198,10 +208,12 @@ class _WorkerBars:
         """Close the bar of a finished task (called in the parent's thread once its result arrived)."""
         self.queue.put((name, -1, 0, 0))
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> None:
+        """Stop drawing (``timeout``: seconds to wait for the reading thread, when workers were stopped and a message
+        may never come whole)."""
         self.queue.put(None)
-        self.thread.join()
-        for bar in self.bars.values():
+        self.thread.join(timeout)
+        for bar in list(self.bars.values()):
             bar.close()
 
 
@@ -238,39 +250,116 @@ def _run_task(name: str, progress: bool = False):
     return result, time.process_time() - t0
 
 
-def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str], None] | None = None,
+class _RemoteTraceback(Exception):
+    """Where a worker process raised an error (shown as the cause of the error raised again here)."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _worker(conn, shared: dict | None, progress_queue) -> None:
+    """A worker process: runs the tasks its pipe names (None: stop) and sends back ``(True, (result, CPU seconds))``
+    or ``(False, error, traceback)``."""
+    _init_worker(shared, progress_queue)
+    while True:
+        try:
+            name = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if name is None:
+            return
+        try:
+            reply = (True, _run_task(name))
+        except Exception as err:  # noqa: BLE001 - raised again in the parent
+            reply = (False, err, traceback.format_exc())
+        try:
+            conn.send(reply)
+        except Exception as err:  # noqa: BLE001 - a result or error that does not pickle
+            conn.send((False, RuntimeError(f"{name}: its result could not be sent back ({err!r})"), ""))
+
+
+def _run_in_workers(names: list[str], jobs: int, shared: dict, on_done, queue, bars) -> dict:
+    """The tasks on ``jobs`` worker processes, each with a pipe of its own: a worker stopped at any moment (Ctrl-C
+    here, an error) corrupts no channel that another process or this one's exit would wait on."""
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else None)
+    workers = []
+    busy: dict = {}  # connection → the task its worker runs
+    pending = deque(names)
+    out = {}
+    finished = False
+    try:
+        for _ in range(min(jobs, len(names))):
+            here, there = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(there, None if fork else shared, queue),
+                               name="swvp-pipeline-worker", daemon=True)
+            proc.start()
+            there.close()
+            workers.append((proc, here))
+            busy[here] = pending.popleft()
+            here.send(busy[here])
+        while busy:
+            for conn in multiprocessing.connection.wait(list(busy)):
+                name = busy.pop(conn)
+                try:
+                    reply = conn.recv()
+                except (EOFError, OSError):
+                    raise WorkerDied(f"the worker process training {name} died before finishing it (killed, or out "
+                                     f"of memory)") from None
+                if not reply[0]:
+                    raise reply[1] from _RemoteTraceback(f"in the worker process that trained {name}:\n{reply[2]}")
+                out[name] = reply[1]
+                if bars is not None:
+                    bars.done(name)
+                if on_done is not None:
+                    on_done(name, *out[name])
+                if pending:
+                    busy[conn] = pending.popleft()
+                    conn.send(busy[conn])
+        finished = True
+    finally:
+        for proc, conn in workers:
+            if finished:
+                conn.send(None)
+            else:  # Ctrl-C or an error: the running tasks are lost either way, so stop their workers now
+                proc.terminate()
+        for proc, conn in workers:
+            proc.join()
+            conn.close()
+    return out
+
+
+def _run_tasks(names: list[str], jobs: int, shared: dict, on_done: Callable[[str, object, float], None] | None = None,
                progress: bool = False) -> dict:
-    """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}. ``progress``: a bar
-    per task, from its start ("preparing") through its epochs, also for the tasks of worker processes."""
+    """Run the named tasks (in ``jobs`` worker processes when > 1); {name: (result, CPU seconds)}. ``on_done(name,
+    result, cpu)``: called here, in this process, as each task ends (a checkpoint saves it). ``progress``: a bar per
+    task, from its start ("preparing") through its epochs, also for the tasks of worker processes. Ctrl-C (or an
+    error) stops the workers at once: the tasks that ended before it have been handed to ``on_done``."""
     _SHARED.clear()
     _SHARED.update(shared)
     out = {}
-    bars = None
+    bars = queue = None
+    finished = False
     try:
         if jobs <= 1 or len(names) <= 1:
             for name in names:
                 out[name] = _run_task(name, progress)
                 if on_done is not None:
-                    on_done(name)
-            return out
-        fork = "fork" in multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if fork else None)
-        queue = ctx.Queue() if progress else None
-        if queue is not None:
-            bars = _WorkerBars(queue, {name: _task_epochs(name) for name in names})
-        with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx, initializer=_init_worker,
-                                 initargs=(None if fork else shared, queue)) as pool:
-            futures = {pool.submit(_run_task, name): name for name in names}
-            for fut in as_completed(futures):
-                out[futures[fut]] = fut.result()
-                if bars is not None:
-                    bars.done(futures[fut])
-                if on_done is not None:
-                    on_done(futures[fut])
+                    on_done(name, *out[name])
+        else:
+            if progress:
+                fork = "fork" in multiprocessing.get_all_start_methods()
+                queue = multiprocessing.get_context("fork" if fork else None).Queue()
+                # a worker stopped while it sent progress may hold the queue's lock for good: this process must
+                # not wait for its own messages to go through as it exits
+                queue.cancel_join_thread()
+                bars = _WorkerBars(queue, {name: _task_epochs(name) for name in names})
+            out = _run_in_workers(names, jobs, shared, on_done, queue, bars)
+        finished = True
         return out
     finally:
         if bars is not None:
-            bars.close()
+            bars.close(timeout=None if finished else 1.0)
         _SHARED.clear()
 
 
@@ -315,9 +404,10 @@ class Pipeline(Estimator):
     jobs : worker processes for the independent training tasks.
     missing : ``"refuse"`` (a DataError when the training file lacks what a stage needs) or ``"skip"`` the stage.
 
-    After ``fit``: ``stages_`` (name → fitted estimator), ``stage_cpu_seconds_`` and ``skipped_`` (what was left out
-    and why: a stage, or a tagger column such as XPOS in a treebank without it). Ctrl-C during training raises
-    KeyboardInterrupt and fits nothing (no stage is kept half-trained).
+    After ``fit``: ``stages_`` (name → fitted estimator), ``stage_cpu_seconds_`` (of the stages this call trained),
+    ``skipped_`` (what was left out and why: a stage, or a tagger column such as XPOS in a treebank without it) and
+    ``resumed_`` (the stages and folds taken from a checkpoint). Ctrl-C during training raises KeyboardInterrupt and
+    fits nothing (no stage is kept half-trained); with a checkpoint, what had ended is kept there for ``resume``.
     """
 
     MODEL_KIND = MODEL_KIND
@@ -366,10 +456,17 @@ class Pipeline(Estimator):
         return stages
 
     # -- training ----------------------------------------------------------------------------------------------
-    def fit(self, X, *, dev=None, progress: bool = False) -> Pipeline:
+    def fit(self, X, *, dev=None, progress: bool = False, checkpoint=None, resume: bool = False) -> Pipeline:
         """Train every stage on the CoNLL-U treebank ``X`` (a path or a read corpus); ``dev`` (same) selects epochs.
 
-        ``progress``: progress bars (one per stage, or one over the parallel tasks).
+        ``progress``: progress bars (one per stage, or one over the parallel tasks). ``checkpoint``: a folder (or a
+        :class:`~swvp.tasks.pipeline_checkpoint.PipelineCheckpoint`) where each stage and jack-knife fold is saved as
+        it ends, and the parser's training state if Ctrl-C stops it; ``resume=True`` continues the checkpoint there
+        (the same data and options, else ValueError naming what differs): what is done is skipped and the model is
+        the one an uninterrupted run gives, byte for byte once saved. The folder is left complete: delete it once the
+        model is saved (``PipelineCheckpoint(folder).remove()``; ``swvp train pipeline`` does).
+
+        A training file with fewer sentences than jack-knife folds is refused (DataError) before any training.
         """
         stages = self._validate()
         t_start = _cpu_seconds()
@@ -378,40 +475,102 @@ class Pipeline(Estimator):
         train_doc = document_from_conllu(train_corpus)
         dev_doc = None if dev_corpus is None else document_from_conllu(dev_corpus)
         self.skipped_ = {}
-        stages = self._check_data(stages, train_doc, train_corpus.path)
-        est = {name: unfitted(self._stage(name)) for name in stages}
-        folds = int(self.jackknife) if "parser" in stages else 0
-        tasks = [n for n in ("tokenizer", "tagger", "lemmatizer") if n in stages] + [f"fold {k}" for k in range(folds)]
+        kept = self._check_data(stages, train_doc, train_corpus.path)
+        folds = int(self.jackknife) if "parser" in kept else 0
+        self._check_size(len(train_doc.sentences), folds, train_corpus.path)
+        est = {name: unfitted(self._stage(name)) for name in kept}
+        tasks = [n for n in ("tokenizer", "tagger", "lemmatizer") if n in kept] + [f"fold {k}" for k in range(folds)]
+        order = tasks + ["parser"] * ("parser" in kept)
+        ckpt = self._open_checkpoint(checkpoint, resume, stages, train_corpus, dev_corpus, order)
+        resumed = [] if ckpt is None else ckpt.done()
+        results = {}
+        for name in resumed:
+            if name.startswith("fold"):
+                results[name] = ckpt.load_fold(name)
+            elif name != "parser":  # the parser is loaded below, where it would be trained
+                results[name] = ckpt.load_stage(name, type(est[name]))
+        run = [n for n in tasks if n not in results]
         shared = {"stages": est, "train_corpus": train_corpus, "dev_corpus": dev_corpus, "train_doc": train_doc,
                   "dev_doc": dev_doc, "folds": folds}
         bar = None
         if progress and tasks:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(tasks), unit="task", desc="stages", dynamic_ncols=True)
+            bar = tqdm(total=len(tasks), initial=len(tasks) - len(run), unit="task", desc="stages",
+                       dynamic_ncols=True)
+            if len(run) < len(tasks):
+                bar.set_postfix_str(f"{len(tasks) - len(run)} done before (checkpoint)")
+
+        def on_done(name: str, result, cpu: float) -> None:
+            if ckpt is not None:
+                if name.startswith("fold"):
+                    ckpt.save_fold(name, *result, cpu)
+                else:
+                    ckpt.save_stage(name, result, cpu)
+            if bar is not None:
+                bar.set_postfix_str(f"{name} done", refresh=False)
+                bar.update(1)
+
         try:
-            results = _run_tasks(tasks, int(self.jobs), shared, None if bar is None else lambda name: (
-                bar.set_postfix_str(f"{name} done", refresh=False), bar.update(1)), progress)
+            ran = _run_tasks(run, int(self.jobs), shared, on_done, progress)
         finally:
             if bar is not None:
                 bar.close()
+        results.update({name: result for name, (result, _) in ran.items()})
         self.stages_ = {}
         cpu = {}
         for name in ("tokenizer", "tagger", "lemmatizer"):
             if name in results:
-                self.stages_[name], cpu[name] = results[name]
+                self.stages_[name] = results[name]
+            if name in ran:
+                cpu[name] = ran[name][1]
         for column in getattr(self.stages_.get("tagger"), "skipped_", ()):
             self.skipped_[f"tagger:{column}"] = f"the training file has no {column.upper()} ('_' for every word)"
-        if folds:
-            cpu["jackknife"] = sum(results[f"fold {k}"][1] for k in range(folds))
-        if "parser" in stages:
+        if any(name.startswith("fold") for name in ran):
+            cpu["jackknife"] = sum(c for name, (_, c) in ran.items() if name.startswith("fold"))
+        if "parser" in resumed:
+            self.stages_["parser"] = ckpt.load_stage("parser", type(est["parser"]))
+        elif "parser" in kept:
             t0 = time.process_time()
             self.stages_["parser"] = self._fit_parser(est["parser"], train_doc, dev_doc,
-                                                      [results[f"fold {k}"][0] for k in range(folds)], progress)
+                                                      [results[f"fold {k}"] for k in range(folds)], progress, ckpt)
             cpu["parser"] = time.process_time() - t0
+            if ckpt is not None:
+                ckpt.save_stage("parser", self.stages_["parser"], cpu["parser"])
         cpu["total"] = _cpu_seconds() - t_start  # this process and its workers, reading the data included
         self.stage_cpu_seconds_ = cpu
+        self.resumed_ = tuple(resumed)
         return self
+
+    def _open_checkpoint(self, checkpoint, resume: bool, stages: tuple[str, ...], train_corpus: ConlluCorpus,
+                         dev_corpus: ConlluCorpus | None, order: list[str]) -> PipelineCheckpoint | None:
+        """The checkpoint of this run: started afresh, or (``resume``) opened and checked against this run's data
+        and options; None without one."""
+        if checkpoint is None:
+            if resume:
+                raise ValueError("resume=True continues a checkpoint: name its folder (checkpoint=...)")
+            return None
+        ckpt = checkpoint if isinstance(checkpoint, PipelineCheckpoint) else PipelineCheckpoint(checkpoint)
+        data = {"train": data_record(train_corpus), "dev": data_record(dev_corpus)}
+        options = options_record(stages, self.jackknife, self.missing, {n: self._stage(n) for n in stages})
+        if resume:
+            ckpt.resume(data, options, order)
+        else:
+            ckpt.start(data, options, order)
+        return ckpt
+
+    @staticmethod
+    def _check_size(sentences: int, folds: int, source: str | None) -> None:
+        """One DataError, before any training, for a training file too small for the jack-knife folds (each fold
+        must hold out a sentence and train on the others)."""
+        if sentences == 0:
+            raise DataError(source, None, "no sentences to train on")
+        if folds and sentences < folds:
+            fewer = f"fewer folds: jackknife=K / --jackknife K, K from 2 to {sentences}; or 0 for gold tags" \
+                if sentences >= 2 else "jackknife=0 / --jackknife 0: gold tags"
+            raise DataError(source, None, f"{sentences} sentence{'s' if sentences != 1 else ''}, too few for "
+                                          f"{folds} jack-knife folds of the parser's tags: at least {folds} needed "
+                                          f"({fewer})")
 
     def _check_data(self, stages: tuple[str, ...], doc: Document, source: str | None) -> tuple[str, ...]:
         """The stages the training data allows; a lacking column refuses or skips the stage (``missing``)."""
@@ -432,9 +591,11 @@ class Pipeline(Estimator):
             raise DataError(source, None, "parser: jack-knifed tags need the tagger stage, which was left out")
         return kept
 
-    def _fit_parser(self, parser, train_doc: Document, dev_doc: Document | None, folds: list, progress: bool):
+    def _fit_parser(self, parser, train_doc: Document, dev_doc: Document | None, folds: list, progress: bool,
+                    ckpt: PipelineCheckpoint | None = None):
         """The parser trained on the jack-knifed tags of the training data (gold tags without folds); its dev data
-        is tagged by the full tagger."""
+        is tagged by the full tagger. With a checkpoint, it goes on from the training state that Ctrl-C left there,
+        and Ctrl-C that stops it at a safe point saves that state."""
         train = copy.deepcopy(train_doc)
         tagger = self.stages_.get("tagger")
         if folds:
@@ -451,11 +612,14 @@ class Pipeline(Estimator):
         if bar is not None:
             bar.start()
         try:
-            return _completed(parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev),
-                                         on_progress=bar))
+            fitted = parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev), on_progress=bar,
+                                resume=None if ckpt is None else ckpt.partial("parser"))
         finally:
             if bar is not None:
                 bar.close()
+        if getattr(fitted, "interrupted_", False) and ckpt is not None and getattr(fitted, "_training", None):
+            ckpt.save_partial("parser", fitted)
+        return _completed(fitted)
 
     # -- prediction --------------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
@@ -570,10 +734,15 @@ class Pipeline(Estimator):
 
     # -- persistence -------------------------------------------------------------------------------------------
     def _state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        meta = {"stages": {}, "stage_cpu_seconds": self.stage_cpu_seconds_, "skipped": self.skipped_}
+        """The stages' headers and arrays. No timings (the stages' CPU seconds, each epoch's seconds): a model file
+        is a function of its data and options, so that a resumed run writes the bytes an uninterrupted one does."""
+        meta = {"stages": {}, "skipped": self.skipped_}
         arrays = {}
         for name, est in self.stages_.items():
             smeta, sarrays = est.file_contents()
+            if isinstance(smeta.get("history"), list):
+                smeta["history"] = [{k: v for k, v in h.items() if k != "seconds"} if isinstance(h, dict) else h
+                                    for h in smeta["history"]]
             meta["stages"][name] = {"kind": est.MODEL_KIND, "header": smeta}
             arrays.update({f"{name}/{k}": v for k, v in sarrays.items()})
         return meta, arrays
@@ -600,5 +769,5 @@ class Pipeline(Estimator):
                 self.stages_[name] = cls.from_file_contents(entry["header"], sarrays, f"stage {name}")
             except ModelFormatError as err:
                 raise ValueError(str(err)) from err
-        self.stage_cpu_seconds_ = dict(meta.get("stage_cpu_seconds", {}))
+        self.stage_cpu_seconds_ = dict(meta.get("stage_cpu_seconds", {}))  # files written before they left it
         self.skipped_ = dict(meta.get("skipped", {}))
