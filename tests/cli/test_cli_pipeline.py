@@ -99,3 +99,28 @@ def test_bad_input_and_outputs_are_refused(trained, tmp_path, capsys):
     assert main(["train", "pipeline", "--train", str(trained["train"]), "--model", str(tmp_path / "x.npz"),
                  "--stages", "tagger,spellchecker"]) == 2
     assert "spellchecker" in capsys.readouterr().err and not (tmp_path / "x.npz").exists()
+
+
+def test_lossless_stores_the_weights_that_the_default_file_quantises(trained, tmp_path):
+    """``--lossless``: every stage's weights as trained, bit for bit; the default file holds them quantised (the
+    same model otherwise: the two runs train the same weights)."""
+    import numpy as np
+
+    from swvp.tasks.pipeline import Pipeline
+
+    exact = tmp_path / "exact.npz"
+    rc = main(["train", "pipeline", "--train", str(trained["train"]), "--dev", str(trained["gold"]), "--model",
+               str(exact), "--jackknife", "2", "--parser-epochs", "3", "--tag-features", "Number", "--quiet",
+               "--lossless"])
+    assert rc == 0
+    default, lossless = Pipeline.load(trained["model"]), Pipeline.load(exact)
+    quantised = 0
+    for name, stage in lossless.stages_.items():
+        cw, dq = stage.__dict__.get("_compact"), default.stages_[name].__dict__.get("_compact")
+        if cw is None:
+            continue
+        assert not cw.quantized
+        assert np.array_equal(cw.entries(), dq.entries())
+        assert np.allclose(cw.float_values(), dq.float_values(), rtol=0.02, atol=dq.scale)
+        quantised += dq.quantized
+    assert quantised >= 1 and exact.stat().st_size > trained["model"].stat().st_size

@@ -229,10 +229,6 @@ def test_half_the_lemmas_missing_still_trains_the_lemmatizer(files):
     assert set(pipeline.stages_) == {"tagger", "lemmatizer"} and not pipeline.skipped_
 
 
-@pytest.mark.xfail(strict=True, reason="swvp evaluate --model PIPELINE reads raw text by default even when the "
-                   "pipeline has no tokenizer, and stops on 'give it tokenized text (tokenized_document) or CoNLL-U "
-                   "(annotate)', API advice that does not name --gold-tokens (src/swvp/cli/pipeline.py, "
-                   "cmd_evaluate_document)")
 def test_evaluate_a_pipeline_without_a_tokenizer(files, capsys):
     """A pipeline trained without its tokenizer cannot read raw text: ``swvp evaluate`` scores it on GOLD's own
     tokens, as it does a tagger's model file (or, at the least, its error names ``--gold-tokens``)."""
