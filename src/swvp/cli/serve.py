@@ -8,7 +8,7 @@ import sys
 
 from swvp.cli.options import bounded_int, positive_float, positive_int
 from swvp.exceptions import SwvpError
-from swvp.serve.limits import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
+from swvp.serve.limits import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
 
 _UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 1 << 10,
           "mib": 1 << 20, "gib": 1 << 30}
@@ -50,6 +50,9 @@ def add_arguments(p) -> None:
                    help="time for a request's body to arrive, and again for its analysis (408, 504 beyond)")
     p.add_argument("--queue", type=bounded_int(0), default=DEFAULT_QUEUE, metavar="N",
                    help="requests that may wait for a worker; one more is refused with 503")
+    p.add_argument("--max-connections", type=positive_int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                   help="connections open at once; one more is answered 503 (each may hold a request body while it "
+                        "is read)")
     p.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"], default="warning",
                    help="uvicorn's messages on standard error")
 
@@ -69,4 +72,4 @@ def cmd_serve(args) -> int:
         return 1
     return serve(models, host=args.host, port=args.port, workers=args.workers,
                  max_request_bytes=args.max_request_bytes, timeout=args.timeout, queue=args.queue,
-                 log_level=args.log_level)
+                 max_connections=args.max_connections, log_level=args.log_level)

@@ -56,7 +56,7 @@ except ModuleNotFoundError as exc:
 from swvp._version import __version__
 from swvp.exceptions import SwvpError
 from swvp.serve.decoding import PoolDecoder, ThreadDecoder
-from swvp.serve.limits import DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
+from swvp.serve.limits import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
 from swvp.serve.udpipe_api import COMPONENTS, RequestError, make_job, parse_form
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_QUEUE", "DEFAULT_TIMEOUT", "LOOPBACK_HOSTS", "STATIC_DIR",
@@ -68,6 +68,8 @@ log = logging.getLogger("swvp.serve")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: the Host names a server bound to a loopback address answers
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+#: a body over the limit is read and dropped up to this many bytes more before the 413 (then the connection closes)
+_DRAIN_BYTES = 64 << 20
 #: bodies larger than this are parsed off the event loop
 _PARSE_INLINE_BYTES = 1 << 16
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
@@ -127,18 +129,27 @@ class _Service:
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, or 413 past ``limit`` bytes. A body over the limit is read to its end all the same (up to
+    ``_DRAIN_BYTES`` more) and dropped, so that a client still sending it reads the 413 rather than a reset
+    connection; one announced too large is refused before it is sent when the client waits for that
+    (``Expect: 100-continue``), or when it is larger still."""
+    too_large = RequestError(413, f"The request is larger than the limit of {limit} bytes.")
     length = request.headers.get("content-length")
     if length is not None:
         if not length.strip().isdigit():
             raise RequestError(400, "The Content-Length of the request is not a number.")
-        if int(length) > limit:
-            raise RequestError(413, f"The request is larger than the limit of {limit} bytes.")
+        if int(length) > limit and (int(length) > limit + _DRAIN_BYTES
+                                    or request.headers.get("expect", "").lower() == "100-continue"):
+            raise too_large
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > limit:
-            raise RequestError(413, f"The request is larger than the limit of {limit} bytes.")
-        chunks.append(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+        elif size > limit + _DRAIN_BYTES:
+            break
+    if size > limit:
+        raise too_large
     return b"".join(chunks)
 
 
@@ -283,14 +294,16 @@ def _is_loopback(sock: socket.socket) -> bool:
 
 def serve(models: Mapping[str, object], *, host: str = "127.0.0.1", port: int = 8001, workers: int = 1,
           max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES, timeout: float | None = DEFAULT_TIMEOUT,
-          queue: int = DEFAULT_QUEUE, log_level: str = "warning") -> int:
+          queue: int = DEFAULT_QUEUE, max_connections: int = DEFAULT_MAX_CONNECTIONS, log_level: str = "warning"
+          ) -> int:
     """Serve ``models`` (name → model file or fitted pipeline) on ``host:port`` until SIGTERM or Ctrl-C; returns 0.
 
     Listens first (port 0: any free port), loads the models, starts the ``workers`` and then says on standard
     error where it listens (``swvp serve: ... listening on http://127.0.0.1:8001``). SIGTERM (or Ctrl-C) stops
     accepting connections, lets the requests in flight finish and the workers end, then returns 0 (Ctrl-C raises
-    KeyboardInterrupt after that, as everywhere in swvp). The limits are :func:`create_app`'s; bound to a loopback
-    address, only requests addressed to a loopback name are answered.
+    KeyboardInterrupt after that, as everywhere in swvp). The limits are :func:`create_app`'s, and
+    ``max_connections`` open at once (uvicorn answers 503 beyond); bound to a loopback address, only requests
+    addressed to a loopback name are answered.
     """
     import uvicorn
 
@@ -310,9 +323,9 @@ def serve(models: Mapping[str, object], *, host: str = "127.0.0.1", port: int = 
 
         app = create_app(models, workers=workers, max_request_bytes=max_request_bytes, timeout=timeout, queue=queue,
                          allowed_hosts=LOOPBACK_HOSTS if loopback else None, on_ready=ready)
-        limit = max(64, 4 * (max(int(workers), 1) + int(queue)))
         config = uvicorn.Config(app, lifespan="on", log_level=log_level, access_log=False, server_header=False,
-                                proxy_headers=False, limit_concurrency=limit, timeout_graceful_shutdown=None)
+                                proxy_headers=False, limit_concurrency=int(max_connections),
+                                timeout_graceful_shutdown=None)
         server = uvicorn.Server(config)
         main = threading.current_thread() is threading.main_thread()
         # uvicorn stops gracefully on SIGTERM, then raises the signal again for the handler it found: this one, so

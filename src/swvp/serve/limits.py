@@ -7,3 +7,6 @@ DEFAULT_MAX_REQUEST_BYTES = 10_000_000
 DEFAULT_TIMEOUT = 300.0
 #: requests that may wait for a worker beyond those being analyzed
 DEFAULT_QUEUE = 16
+#: connections open at once (uvicorn's limit_concurrency: one more is answered 503 at once); each may hold a body of
+#: up to the size limit while it is read
+DEFAULT_MAX_CONNECTIONS = 256
