@@ -167,14 +167,16 @@ def test_the_queue_is_bounded_503_beyond_it(toy, app_client):
 def test_a_failure_of_the_servers_own_is_one_line_without_traceback(toy, app_client, monkeypatch, caplog):
     from swvp.serve import decoding
 
-    def broken(models, job):
+    def broken(model, batches):
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(decoding, "run_job", broken)
+    monkeypatch.setattr(decoding, "analyze_batches", broken)
     with app_client() as client:
         r = client.post("/process", data={"data": "Lo bak.", "tokenizer": ""})
         assert r.status_code == 500 and one_line(r)
         assert "secret" not in r.text and "internal error" in r.text
+        monkeypatch.undo()
+        assert client.post("/process", data={"data": "Lo bak.", "tokenizer": ""}).status_code == 200
     assert "secret internal detail" in caplog.text  # the log has it
 
 

@@ -164,3 +164,29 @@ def test_the_json_answer_is_utf8_and_udpipes_shape(client):
     answer = json.loads(r.content.decode("utf-8"))
     assert answer["model"] == "toy-ud-1" and answer["acknowledgements"][0].startswith("swvp ")
     assert answer["result"].startswith("# newdoc\n# newpar\n# sent_id = 1\n# text = Lo bak.\n")
+
+
+def test_requests_analyzed_together_get_their_own_answers(client, toy, tmp_path):
+    """Requests that wait together are analyzed in one call (raw, CoNLL-U and tokenized text of several models
+    mixed): each answer is still what swvp parse writes for its own text."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kinds = {"raw": (toy.raw, {"tokenizer": "", "tagger": "", "parser": ""}),
+             "conllu": (toy.conllu, {"input": "conllu", "tagger": "", "parser": ""}),
+             "tokenized": (toy.tokenized, {"input": "horizontal", "tagger": "", "parser": ""})}
+    expected, requests = {}, []
+    for kind, (path, stages) in kinds.items():
+        data = path.read_bytes()
+        parts = data.split(b"\n\n") if kind != "conllu" else [data]
+        for n, part in enumerate(parts[:6]):
+            expected[(kind, n)] = swvp_parse(toy, tmp_path, part, kind)
+            requests.append(((kind, n), {"data": part.decode("utf-8"), "model": ("toy-ud-1", "toy-ud-2")[n % 2],
+                                         **stages}))
+    before = client.get("/health").json()["requests"]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda r: (r[0], client.post("/process", data=r[1])), requests * 3))
+    for key, response in answers:
+        assert result(response) == expected[key], key
+    after = client.get("/health").json()["requests"]
+    batches = after["batches"] - before["batches"]
+    assert after["requests_batched"] - before["requests_batched"] == len(answers) and batches <= len(answers)

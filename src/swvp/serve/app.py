@@ -9,7 +9,7 @@ Routes:
   and from an ``application/x-www-form-urlencoded`` or ``multipart/form-data`` body (``data`` may be an uploaded
   file): see :mod:`swvp.serve.udpipe_api`;
 * ``GET /health`` → 200 ``{"status": "ok", "models", "workers", "requests"}`` (503 and ``"degraded"`` while a worker
-  process is missing);
+  process is missing; ``requests``: in progress, waiting, the limit, and how many batches analyzed how many);
 * ``GET /`` the web page (``swvp/serve/static/index.html``) and ``GET /static/FILE`` its files.
 
 Errors are answered as UDPipe answers them: an HTTP status (4xx for a bad request, 413 for a body over the limit,
@@ -55,7 +55,7 @@ except ModuleNotFoundError as exc:
 
 from swvp._version import __version__
 from swvp.exceptions import SwvpError
-from swvp.serve.decoding import PoolDecoder, ThreadDecoder
+from swvp.serve.decoding import INTERNAL_ERROR, PoolDecoder, ThreadDecoder
 from swvp.serve.limits import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
 from swvp.serve.udpipe_api import COMPONENTS, RequestError, make_job, parse_form
 
@@ -215,8 +215,7 @@ def create_app(models: Mapping[str, object], *, workers: int = 1,
         workers = service.decoder.health()
         ok = workers["alive"] >= workers["configured"]
         return JSONResponse({"status": "ok" if ok else "degraded", "models": list(service.models),
-                             "workers": workers, "requests": {"in_progress": service.decoder.in_progress,
-                                                              "limit": service.decoder.capacity}},
+                             "workers": workers, "requests": service.decoder.stats()},
                             status_code=200 if ok else 503)
 
     async def index(request: Request) -> Response:
@@ -238,7 +237,7 @@ def create_app(models: Mapping[str, object], *, workers: int = 1,
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.error("swvp serve: %s %s failed", request.method, request.url.path, exc_info=exc)
-        return _error(500, "An internal error occurred during processing (the server's log has the details).")
+        return _error(500, INTERNAL_ERROR)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
