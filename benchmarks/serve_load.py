@@ -22,11 +22,12 @@ workers, from /proc), and its memory — RSS and PSS of each process and summed 
 requests and after 5,000 (or at the end, if fewer).
 
 Then, the server stopped, ``swvp parse --jobs N`` runs on the same text repeated to about as many words as the
-service analyzed (``--parse-repeats`` times): its words per wall second of the whole process and after its first
-output (the model loaded: the analysis alone, the fairer comparison for a server whose models are
-loaded), and the ratio of the service's rate to the best of those. :func:`runtime_pipeline.spin_calibration` before
-and after records how much of two cores this session could get (other sessions' load caps it). Writes
-``results/serve_load_<name>.json`` (name: ``--name``, else the model file's name up to its first dot).
+service analyzed, and at least ``--parse-min-words`` (``--parse-repeats`` times): its words per wall second of the
+whole process and after its first output (the model loaded: the analysis alone, the stricter comparison for a
+server whose models are loaded), and the ratio of the service's rate to the best of each.
+:func:`runtime_pipeline.spin_calibration` before and after records how much of two cores this session could get
+(other sessions' load caps it). The clients' own CPU seconds are recorded too: they run on the same machine.
+Writes ``results/serve_load_<name>.json`` (name: ``--name``, else the model file's name up to its first dot).
 """
 
 from __future__ import annotations
@@ -125,17 +126,17 @@ def server_memory(pid: int) -> dict:
             "pss_sum_mb": round(sum(p["pss_mb"] for p in procs), 1)}
 
 
-def server_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of the server's process and its live workers."""
+def server_cpu(pid: int) -> dict:
+    """CPU seconds (user + system) of the server's process and of its live workers."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    out = {"server_process": 0.0, "workers": 0.0}
     for p in _proc_tree(pid):
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / tick
+        out["server_process" if p == pid else "workers"] += (int(fields[11]) + int(fields[12])) / tick
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ the clients
@@ -225,8 +226,10 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2, help="swvp serve --workers and swvp parse --jobs (default 2)")
     p.add_argument("--clients", type=int, default=8, help=f"concurrent clients (at most {MAX_CLIENTS})")
     p.add_argument("--seconds", type=float, default=60.0, help=f"how long they send (at most {MAX_SECONDS})")
-    p.add_argument("--parse-repeats", type=int, default=1,
-                   help="swvp parse --jobs N runs before and after the service run, each (0: none)")
+    p.add_argument("--parse-repeats", type=int, default=1, help="swvp parse --jobs N runs (0: none)")
+    p.add_argument("--parse-min-words", type=int, default=150_000,
+                   help="swvp parse's input: the text repeated to as many words as the service analyzed, and at "
+                        "least this many (its rate after the first output then measures the analysis)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.seconds <= MAX_SECONDS:
@@ -283,12 +286,15 @@ def main() -> None:
                     memory[snapshots[n]] = {**server_memory(proc.pid), "requests": n}
 
             cpu0 = server_cpu(proc.pid) if proc else None
-            load0 = load()
+            load0, client0 = load(), time.process_time()
             run = asyncio.run(timed_run(url, model_name, paragraphs, refs, args.clients, args.seconds, on_count))
             run["load_before"], run["load_after"] = load0, load()
+            run["client_cpu_s"] = round(time.process_time() - client0, 2)  # this script's clients, same machine
             if proc is not None:
-                run["server_cpu_s"] = round(server_cpu(proc.pid) - cpu0, 2)
-                run["words_per_server_cpu_s"] = round(run["words"] / max(run["server_cpu_s"], 1e-9), 1)
+                cpu1 = server_cpu(proc.pid)
+                run["server_cpu_s"] = {k: round(cpu1[k] - cpu0[k], 2) for k in cpu1}
+                total = sum(run["server_cpu_s"].values())
+                run["words_per_server_cpu_s"] = round(run["words"] / max(total, 1e-9), 1)
                 memory["at_end"] = {**server_memory(proc.pid), "requests": run["requests"]}
             log(f"serve_load: {run['requests']} requests, {run['errors']} errors, {run['words_per_wall_s']} words/s, "
                 f"p50 {run['latency_ms']['p50']} ms, p99 {run['latency_ms']['p99']} ms")
@@ -301,7 +307,7 @@ def main() -> None:
         result.update({"model_name": model_name, "timed": run, "memory": memory,
                        "text_words_per_pass": sum(r["words"] for r in refs)})
         if repeated is not None:
-            copies = max(1, round(run["words"] / max(result["text_words_per_pass"], 1)))
+            copies = max(1, round(max(run["words"], args.parse_min_words) / max(result["text_words_per_pass"], 1)))
             body = text_path.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
             repeated.write_text(body * copies, encoding="utf-8")
             for _ in range(args.parse_repeats):

@@ -170,8 +170,8 @@ def test_a_failure_of_the_servers_own_is_one_line_without_traceback(toy, app_cli
     def broken(model, batches):
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(decoding, "analyze_batches", broken)
     with app_client() as client:
+        monkeypatch.setattr(decoding, "analyze_batches", broken)
         r = client.post("/process", data={"data": "Lo bak.", "tokenizer": ""})
         assert r.status_code == 500 and one_line(r)
         assert "secret" not in r.text and "internal error" in r.text

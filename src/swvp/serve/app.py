@@ -55,9 +55,9 @@ except ModuleNotFoundError as exc:
 
 from swvp._version import __version__
 from swvp.exceptions import SwvpError
-from swvp.serve.decoding import INTERNAL_ERROR, PoolDecoder, ThreadDecoder
+from swvp.serve.decoding import INTERNAL_ERROR, PoolDecoder, ThreadDecoder, run_jobs
 from swvp.serve.limits import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
-from swvp.serve.udpipe_api import COMPONENTS, RequestError, make_job, parse_form
+from swvp.serve.udpipe_api import COMPONENTS, Job, RequestError, make_job, parse_form
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_QUEUE", "DEFAULT_TIMEOUT", "LOOPBACK_HOSTS", "STATIC_DIR",
            "create_app", "load_models", "serve"]
@@ -105,6 +105,17 @@ def components_of(pipeline) -> list[str]:
     return [c for c, stages in COMPONENTS.items() if any(s in pipeline.stages_ for s in stages)]
 
 
+def _warm_up(models: dict, components: dict) -> None:
+    """A two-character analysis by every model, here, before any worker forks: the compiled kernels load once, in
+    this process, and the workers inherit them (so their first request pays no load); a model that cannot analyze
+    fails now."""
+    for name in models:
+        kind = "raw" if "tokenizer" in components[name] else "tokenized"
+        (answer,) = run_jobs(models, [Job(name, tuple(components[name]), kind, "conllu", False, (), b"A.")])
+        if isinstance(answer, BaseException):
+            raise SwvpError(f"serve: model {name}: a test analysis failed ({answer.message})")
+
+
 class _Service:
     """The application's state: models, their components, the decoder and the limits."""
 
@@ -119,6 +130,7 @@ class _Service:
                                  for name in models}
         self.decoder = ThreadDecoder(models, queue=queue) if workers <= 1 else PoolDecoder(models, workers,
                                                                                            queue=queue)
+        _warm_up(models, self.components)
 
     def start(self) -> None:
         if isinstance(self.decoder, PoolDecoder):
