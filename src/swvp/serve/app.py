@@ -292,7 +292,6 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         raise SwvpError(f"serve: cannot listen on {host}:{port}: {err.strerror or err}") from None
-    sock.set_inheritable(True)
     return sock
 
 
