@@ -16,9 +16,10 @@ Errors are answered as UDPipe answers them: an HTTP status (4xx for a bad reques
 503 when busy, 504 past the time limit, 500 for a failure of the server's) and one line of plain text; a traceback
 is written to the server's log, never to a client.
 
-Limits: a request's body is read up to ``max_request_bytes`` (413 beyond: a ``Content-Length`` over it is refused
-before anything is read); the body must arrive, and the analysis finish, within ``timeout`` seconds each (408, 504);
-at most ``workers + queue`` analyses are in progress (503 beyond); a request names a configured model, never a file.
+Limits: a request's body is read up to ``max_request_bytes`` (413 beyond; the rest of the body is read and dropped,
+up to 64 MiB more, so that a client still sending it reads the answer); the body must arrive, and the analysis
+finish, within ``timeout`` seconds each (408, 504); at most ``workers + queue`` requests are in progress (503
+beyond); a request names a configured model, never a file.
 :func:`serve` binds to 127.0.0.1 unless told otherwise, and there accepts only requests addressed to a loopback
 name (``Host: localhost``, ``127.0.0.1``, ``[::1]``: a web page elsewhere cannot reach it by DNS rebinding).
 """
@@ -40,6 +41,7 @@ from pathlib import Path
 
 try:
     import python_multipart  # noqa: F401 - checked here: the form parser needs it
+    import uvicorn
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -191,12 +193,13 @@ def create_app(models: Mapping[str, object], *, workers: int = 1,
                on_ready: Callable[[], None] | None = None) -> Starlette:
     """The service as an ASGI application (see the module docstring).
 
-    ``models``: name → model file or fitted pipeline (loaded now; the first is the default model). ``workers``:
-    1 analyzes in a thread of this process, one request at a time; N > 1 in N worker processes forked from this one
-    when the application starts (its lifespan; else at the first request). ``max_request_bytes``, ``timeout``
-    (seconds; None: no limit) and ``queue`` are the limits of the module docstring; ``allowed_hosts``: the
-    ``Host`` names answered (None: any); ``acknowledgements``: model name → a line added to its answers';
-    ``static_dir``: the web page's folder (default: the package's); ``on_ready``: called once the workers are up.
+    ``models``: name → model file or fitted pipeline (loaded now, and each tried on a two-character text; the
+    first is the default model). ``workers``: 1 analyzes in a thread of this process, one batch of requests at a
+    time; N > 1 in N worker processes forked from this one when the application starts (its lifespan; else at the
+    first request). ``max_request_bytes``, ``timeout`` (seconds; None: no limit) and ``queue`` are the limits of the
+    module docstring; ``allowed_hosts``: the ``Host`` names answered (None: any); ``acknowledgements``: model name →
+    a line added to its answers'; ``static_dir``: the web page's folder (default: the package's); ``on_ready``:
+    called once the workers are up.
     """
     service = _Service(load_models(models), workers=int(workers), max_request_bytes=max_request_bytes,
                        timeout=timeout, queue=int(queue), acknowledgements=acknowledgements,
@@ -315,8 +318,6 @@ def serve(models: Mapping[str, object], *, host: str = "127.0.0.1", port: int = 
     ``max_connections`` open at once (uvicorn answers 503 beyond); bound to a loopback address, only requests
     addressed to a loopback name are answered.
     """
-    import uvicorn
-
     sock = _listen(host, int(port))
     try:
         name, actual_port = sock.getsockname()[:2]
