@@ -73,3 +73,21 @@ def test_unseen_features_are_dropped_and_min_count_filters():
     known, unknown = full.transform([["dog"]]), full.transform([["Zyzzyva"]])
     assert 0 in unknown.fids.tolist()  # the bias (the most frequent feature) fires for any word
     assert unknown.n_tokens == 1 and len(unknown.fids) < len(known.fids)  # its word-identity features are dropped
+
+
+def test_the_key_table_is_built_once_and_kept_out_of_pickles():
+    """The keys → ids hash table is kept between transforms (a short text no longer pays for rebuilding it), built
+    again when the keys change, and left out of pickles and copies."""
+    import copy
+    import pickle
+
+    ex = TaggingFeatures("pos")
+    first = _rows(ex.fit_transform(SENTS))
+    table = ex.key_table()
+    assert ex.key_table() is table
+    assert _rows(ex.transform(SENTS)) == first and ex.key_table() is table
+    for clone in (pickle.loads(pickle.dumps(ex)), copy.copy(ex), copy.deepcopy(ex)):
+        assert "_key_table" not in clone.__dict__
+        assert _rows(clone.transform(SENTS)) == first
+    ex.fit_transform(SENTS[:2])
+    assert ex.key_table() is not table and _rows(ex.transform(SENTS[:2])) == _rows(ex.fit_transform(SENTS[:2]))

@@ -24,7 +24,7 @@ from swvp._config import INT
 from swvp.data.text import code_points, whitespace_mask
 from swvp.features import _char_kernels as C
 from swvp.features import _template_kernels as K
-from swvp.features.sequence import SequenceFeatures
+from swvp.features.sequence import KeyTableCache, SequenceFeatures
 
 __all__ = ["CATEGORIES", "TEMPLATES", "CharUnits", "CharacterFeatures", "char_units"]
 
@@ -170,7 +170,7 @@ def _table(words: list[str]) -> tuple[np.ndarray, int]:
     return tkeys, bits
 
 
-class CharacterFeatures:
+class CharacterFeatures(KeyTableCache):
     """Extracts the unit features of :data:`TEMPLATES`; ``fit_transform`` freezes the vocabularies and ids.
 
     ``lexicon``: the training tokens the lexicon atoms look up (lowercased); ``words``: the words of multiword
@@ -262,7 +262,7 @@ class CharacterFeatures:
 
     def _csr(self, keys: np.ndarray, offsets: np.ndarray) -> SequenceFeatures:
         n = keys.shape[0]
-        fptr, fids = K.keys_to_csr(keys, *K.key_table(self.keys_, self.key_ids_))
+        fptr, fids = K.keys_to_csr(keys, *self.key_table())
         return SequenceFeatures(offsets, fptr, fids, np.arange(n + 1, dtype=INT), np.zeros(n, INT),
                                 max(self.n_feats, 1), 1)
 

@@ -16,13 +16,13 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features import _template_kernels as K
-from swvp.features.sequence import SequenceFeatures
+from swvp.features.sequence import KeyTableCache, SequenceFeatures
 from swvp.features.templates import PAD, POS_ATOM, SETS, WORD_ATOMS, WORD_FLAGS, Template
 
 TEMPLATE_SETS = tuple(SETS)
 
 
-class TaggingFeatures:
+class TaggingFeatures(KeyTableCache):
     """Extracts integer features for one template set; ``fit`` freezes vocabularies and feature ids."""
 
     def __init__(self, templates: str = "ratnaparkhi", rare_threshold: int = 5):
@@ -121,7 +121,7 @@ class TaggingFeatures:
 
     def _csr(self, keys: np.ndarray, offsets: np.ndarray) -> SequenceFeatures:
         n = keys.shape[0]
-        fptr, fids = K.keys_to_csr(keys, *K.key_table(self.keys_, self.key_ids_))
+        fptr, fids = K.keys_to_csr(keys, *self.key_table())
         # one transition feature per token (bias): the tag history (y_{i-1}, or y_{i-2} y_{i-1} at order 2)
         tptr = np.arange(n + 1, dtype=INT)
         tids = np.zeros(n, INT)

@@ -19,6 +19,7 @@ Ctrl-C, a full disk or bad input further on stop the run with the output holding
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from swvp.data.textio import PathLike
 from swvp.tasks.process_pool import ordered_map
 
 __all__ = ["BATCH_CHARS", "INPUTS", "Batch", "ConlluRelabeling", "ConlluWriter", "DocumentStream", "analyze_batch",
-           "read_batches"]
+           "analyze_batches", "conllu_text", "read_batches"]
 
 #: the kinds of input: raw text, CoNLL-U (its sentences and tokens kept), tokenized text (a sentence per line)
 INPUTS = ("raw", "conllu", "tokenized")
@@ -82,28 +83,43 @@ def analyze_batch(model, batch: Batch) -> Document:
     """The analysis of one batch by a document model (a pipeline, or a tokenizer for raw text, or a morphological
     tagger or lemmatizer for CoNLL-U and tokenized text): its sentences, the first marked ``newdoc`` only when the
     batch starts its input."""
+    return analyze_batches(model, [batch])[0]
+
+
+def analyze_batches(model, batches: list[Batch]) -> list[Document]:
+    """:func:`analyze_batch` of each batch — the same documents — with one call of each stage for all of them
+    (``swvp serve`` analyzes the requests waiting for a worker together): raw text through
+    ``analyze_texts`` / ``tokenize_texts``, the sentences of CoNLL-U and tokenized text annotated as one document
+    (every stage analyzes a paragraph, or a sentence, on its own)."""
     kind = model.MODEL_KIND
-    if batch.kind == "raw":
-        text = "\n\n".join(batch.data)
+    docs: list[Document | None] = [None] * len(batches)
+    raw = [i for i, b in enumerate(batches) if b.kind == "raw"]
+    if raw:
+        texts = ["\n\n".join(batches[i].data) for i in raw]
         if kind == "tokenizer":
-            doc = model.tokenize(text)
+            done = model.tokenize_texts(texts)
         elif kind == "pipeline":
-            doc = model.analyze(text)
+            done = model.analyze_texts(texts)
         else:
             raise ValueError(f"a {kind} model reads CoNLL-U or tokenized text, not raw text")
-    else:
+        for i, doc in zip(raw, done, strict=True):
+            docs[i] = doc
+    given = [i for i, b in enumerate(batches) if b.kind != "raw"]
+    if given:
         if kind == "tokenizer":
             raise ValueError("a tokenizer model reads raw text")
-        doc = document_from_conllu(batch.data) if batch.kind == "conllu" \
-            else tokenized_document("\n\n".join(batch.data))
-        doc = model.annotate(doc)
-    if doc.sentences:
-        head = doc.sentences[0]
-        if batch.first:
-            head.newdoc = head.newdoc or True
-        elif batch.kind != "conllu":  # the tokenizer marks the first sentence of every text it is given
-            head.newdoc = False
-    return doc
+        for i in given:
+            b = batches[i]
+            docs[i] = document_from_conllu(b.data) if b.kind == "conllu" else tokenized_document("\n\n".join(b.data))
+        model.annotate(docs[given[0]] if len(given) == 1 else Document([s for i in given for s in docs[i].sentences]))
+    for doc, batch in zip(docs, batches, strict=True):
+        if doc.sentences:
+            head = doc.sentences[0]
+            if batch.first:
+                head.newdoc = head.newdoc or True
+            elif batch.kind != "conllu":  # the tokenizer marks the first sentence of every text it is given
+                head.newdoc = False
+    return docs
 
 
 def _batch_blocks(model, batch: Batch) -> list[tuple[str, str | None, str]]:
@@ -111,11 +127,23 @@ def _batch_blocks(model, batch: Batch) -> list[tuple[str, str | None, str]]:
     return conllu_blocks(analyze_batch(model, batch).sentences)
 
 
+def conllu_text(documents: Iterable[Document]) -> str:
+    """The CoNLL-U that :class:`DocumentStream` writes for the documents of one input's batches
+    (:func:`analyze_batches`), as a string: sentences without an id numbered from 1 by :class:`ConlluWriter`
+    (``swvp serve``'s answer for a text is so ``swvp parse``'s output for a file holding its bytes)."""
+    out = io.StringIO()
+    writer = ConlluWriter(out)
+    for doc in documents:
+        writer.write(conllu_blocks(doc.sentences))
+    return out.getvalue()
+
+
 class ConlluWriter:
     """CoNLL-U sentences (:func:`~swvp.data.text.conllu_blocks`) written in order to a
-    :class:`~swvp.data.output.StreamOutput`, a batch at a time; a sentence without an id is given its number in the
-    output (1-based, every sentence counted), as :meth:`Document.to_conllu <swvp.data.text.Document.to_conllu>`
-    numbers a document. ``sentences``: how many were written."""
+    :class:`~swvp.data.output.StreamOutput` (or any object whose ``write`` takes a str: a ``StringIO``), a batch at a
+    time; a sentence without an id is given its number in the output (1-based, every sentence counted), as
+    :meth:`Document.to_conllu <swvp.data.text.Document.to_conllu>` numbers a document. ``sentences``: how many were
+    written."""
 
     def __init__(self, output: StreamOutput):
         self.output = output
