@@ -459,7 +459,8 @@
     if (!sentences.length) summary = "The answer has no sentences.";
     $("summary").textContent = summary;
     const ack = answer.acknowledgements;
-    $("acknowledgements").textContent = Array.isArray(ack) ? ack.join(" ") : (ack || "");
+    const ackText = (Array.isArray(ack) ? ack.join(" ") : String(ack || "")).trim();
+    $("acknowledgements").textContent = ackText ? `Acknowledgements: ${ackText}` : "";
     $("results").hidden = false;
     setStatus("Done.");
   }
