@@ -357,6 +357,10 @@
     const box = $("error");
     box.textContent = message;
     box.hidden = !message;
+    if (message) {  // an earlier result no longer answers what the form holds
+      $("results").hidden = true;
+      lastResult = null;
+    }
   }
 
   function setStatus(message) { $("status").textContent = message; }
