@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e ".[test,bench,dask,spacy]"
+	$(BIN)/python -m pip install -q -e ".[test,bench,dask,spacy,serve]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -145,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     compile_cmd.add_arguments(comp)
     comp.set_defaults(func=compile_cmd.cmd_compile)
 
+    from swvp.cli import serve as serve_cmd
+
+    srv = sub.add_parser("serve", help="a REST service compatible with UDPipe's (/models, /process) and a web page, "
+                                       "over pipeline models (pip install 'swvp[serve]')")
+    serve_cmd.add_arguments(srv)
+    srv.set_defaults(func=serve_cmd.cmd_serve)
+
     bt = exp_sub.add_parser("beam-tagging", help="Huang et al. 2012 Table 1 / Figs 4-5 analog (beam search)")
     bt.add_argument("--beams", default="1,2,4,7", help="beam sizes (default 1,2,4,7)")
     bt.add_argument("--data", choices=["ewt", "wsj"], default="ewt")

@@ -37,7 +37,22 @@ from typing import BinaryIO, TextIO
 
 from swvp.exceptions import DataError
 
-PathLike = str | os.PathLike
+
+class BytesInput:
+    """Bytes read as if they were a file's: ``read_batches(BytesInput("data", body), "raw")`` reads a request's text
+    as ``swvp parse`` reads a file holding those bytes (the same decoding, paragraphs and errors), errors naming
+    ``name``. No compression is recognised; nothing touches the disk."""
+
+    __slots__ = ("name", "data")
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self.data = str(name), data
+
+    def __repr__(self) -> str:
+        return f"BytesInput({self.name!r}, <{len(self.data)} bytes>)"
+
+
+PathLike = str | os.PathLike | BytesInput
 
 _BOM = "\ufeff"
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -67,7 +82,9 @@ def is_stdin(path: PathLike) -> bool:
 
 
 def display_name(path: PathLike) -> str:
-    """How errors name ``path``: ``<stdin>`` for ``"-"``, else the path as given."""
+    """How errors name ``path``: ``<stdin>`` for ``"-"``, a :class:`BytesInput`'s name, else the path as given."""
+    if isinstance(path, BytesInput):
+        return path.name
     return "<stdin>" if is_stdin(path) else os.fspath(path)
 
 
@@ -93,6 +110,8 @@ def _stdin_bytes() -> bytes:
 
 
 def _open_binary(path: PathLike) -> BinaryIO:
+    if isinstance(path, BytesInput):
+        return io.BytesIO(path.data)
     if is_stdin(path):
         return io.BytesIO(_stdin_bytes())
     suffix = _suffix(path)

@@ -18,15 +18,18 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-__all__ = ["WorkerDied", "ordered_map", "submitted_in_order"]
+__all__ = ["WorkerDied", "ordered_map", "pool_processes", "run_in_pool", "start_pool", "stop_pool",
+           "submitted_in_order"]
 
 #: the state of this process's tasks: set before the workers fork (inherited), or by their initializer
 _STATE: dict = {}
@@ -36,10 +39,24 @@ class WorkerDied(RuntimeError):
     """A worker process ended without finishing its task (killed, or out of memory)."""
 
 
-def _init_worker(state: Any, fork: bool) -> None:
+def _init_worker(state: Any, fork: bool, service: bool = False) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if service:  # a server's worker: the server ends it once its requests are done (a SIGTERM sent to the whole
+        # process group, as service managers send it, would otherwise kill the requests in flight), and it ends
+        # by itself if the server is killed
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(-1)  # the parent's event loop's, inherited at the fork
+        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="swvp-parent-watch",
+                         daemon=True).start()
     if not fork:
         _STATE["state"] = state
+
+
+def _exit_with_parent(parent: int, interval: float = 1.0) -> None:
+    while os.getppid() == parent:
+        time.sleep(interval)
+    os._exit(1)
 
 
 def _run(func: Callable, item: Any):
@@ -82,6 +99,61 @@ def submitted_in_order(items: Iterable, submit: Callable[[Any], Any], window: in
         slots.release()
 
 
+def start_pool(state: Any, jobs: int, *, service: bool = False) -> ProcessPoolExecutor:
+    """``jobs`` worker processes, started now, that run ``func(state, item)`` for :func:`run_in_pool`.
+
+    Where processes fork, they are forked here, after ``state`` (a loaded model) is in memory, so its pages are
+    shared; elsewhere each worker receives ``state`` once, when it starts. ``service``: workers of a long-lived
+    server (``swvp serve``): they ignore SIGTERM as well as SIGINT and are ended by :func:`stop_pool`, and they end
+    by themselves if this process dies. Stop the pool with :func:`stop_pool`.
+    """
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else None)
+    _STATE["state"] = state
+    frozen = False
+    if fork and hasattr(gc, "freeze"):
+        gc.collect()
+        gc.freeze()
+        frozen = True
+    pool = ProcessPoolExecutor(max_workers=int(jobs), mp_context=ctx, initializer=_init_worker,
+                               initargs=(None if fork else state, fork, service))
+    try:
+        pool.submit(int).result()  # every worker forks at the first submit: here, in this thread, now
+    except BaseException:
+        stop_pool(pool, wait=False)
+        raise
+    finally:
+        if frozen:
+            gc.unfreeze()
+        if fork:
+            _STATE.pop("state", None)  # the workers have it; this process does not use it
+    return pool
+
+
+def run_in_pool(pool: ProcessPoolExecutor, func: Callable[[Any, Any], Any], item: Any) -> Future:
+    """``func(state, item)`` in a worker of ``pool`` (:func:`start_pool`): its future. ``func`` must be a
+    module-level function (the workers find it by name)."""
+    return pool.submit(_run, func, item)
+
+
+def pool_processes(pool: ProcessPoolExecutor) -> list:
+    """The worker processes of ``pool`` (``multiprocessing.Process`` objects; empty once it is shut down)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def stop_pool(pool: ProcessPoolExecutor, *, wait: bool) -> None:
+    """``wait``: let the workers finish their tasks, then end them; else cancel what has not started and end the
+    workers now."""
+    if wait:
+        pool.shutdown(wait=True)
+        return
+    procs = pool_processes(pool)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.kill()
+
+
 def ordered_map(func: Callable[[Any, Any], Any], items: Iterable, *, state: Any, jobs: int = 1,
                 window: int | None = None) -> Iterator:
     """``func(state, item)`` for every item, in order (see the module docstring).
@@ -93,24 +165,11 @@ def ordered_map(func: Callable[[Any, Any], Any], items: Iterable, *, state: Any,
         for item in items:
             yield func(state, item)
         return
-    fork = "fork" in multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if fork else None)
     window = max(int(window or 2 * jobs), 1)
-    _STATE["state"] = state
-    frozen = False
-    if fork and hasattr(gc, "freeze"):
-        gc.collect()
-        gc.freeze()
-        frozen = True
-    pool = ProcessPoolExecutor(max_workers=int(jobs), mp_context=ctx, initializer=_init_worker,
-                               initargs=(None if fork else state, fork))
+    pool = start_pool(state, jobs)
     finished = False
     try:
-        pool.submit(int).result()  # every worker forks at the first submit: here, in this thread, now
-        if frozen:
-            gc.unfreeze()
-            frozen = False
-        for fut in submitted_in_order(items, lambda item: pool.submit(_run, func, item), window):
+        for fut in submitted_in_order(items, lambda item: run_in_pool(pool, func, item), window):
             try:
                 result = fut.result()
             except BrokenProcessPool as err:
@@ -119,14 +178,5 @@ def ordered_map(func: Callable[[Any, Any], Any], items: Iterable, *, state: Any,
             yield result
         finished = True
     finally:
-        if frozen:
-            gc.unfreeze()
-        _STATE.pop("state", None)
-        if finished:
-            pool.shutdown(wait=True)
-        else:  # an error or Ctrl-C here, or the caller stopped reading: stop the workers now
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in procs:
-                with contextlib.suppress(Exception):
-                    proc.terminate()
+        # an error or Ctrl-C here, or the caller stopped reading: stop the workers now
+        stop_pool(pool, wait=finished)

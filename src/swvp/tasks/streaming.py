@@ -19,6 +19,7 @@ Ctrl-C, a full disk or bad input further on stop the run with the output holding
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from swvp.data.textio import PathLike
 from swvp.tasks.process_pool import ordered_map
 
 __all__ = ["BATCH_CHARS", "INPUTS", "Batch", "ConlluRelabeling", "ConlluWriter", "DocumentStream", "analyze_batch",
-           "read_batches"]
+           "analyzed_documents", "conllu_text", "read_batches"]
 
 #: the kinds of input: raw text, CoNLL-U (its sentences and tokens kept), tokenized text (a sentence per line)
 INPUTS = ("raw", "conllu", "tokenized")
@@ -111,11 +112,32 @@ def _batch_blocks(model, batch: Batch) -> list[tuple[str, str | None, str]]:
     return conllu_blocks(analyze_batch(model, batch).sentences)
 
 
+def analyzed_documents(model, path: PathLike, kind: str = "raw", *, batch_chars: int = BATCH_CHARS
+                       ) -> Iterator[Document]:
+    """:func:`analyze_batch` of every batch of one input (:func:`read_batches`), in order, here: the analysis
+    ``swvp parse`` writes, a batch at a time (``path`` may be a :class:`~swvp.data.textio.BytesInput`, a request's
+    text in memory)."""
+    for batch in read_batches(path, kind, batch_chars=batch_chars):
+        yield analyze_batch(model, batch)
+
+
+def conllu_text(model, path: PathLike, kind: str = "raw", *, batch_chars: int = BATCH_CHARS) -> str:
+    """The CoNLL-U that ``DocumentStream(model, input=kind).run([path], out)`` writes to ``out``, as a string: one
+    input analyzed here, batch by batch, and numbered by :class:`ConlluWriter` (``swvp serve``'s answer for a text
+    is ``swvp parse``'s output for a file holding its bytes)."""
+    out = io.StringIO()
+    writer = ConlluWriter(out)
+    for doc in analyzed_documents(model, path, kind, batch_chars=batch_chars):
+        writer.write(conllu_blocks(doc.sentences))
+    return out.getvalue()
+
+
 class ConlluWriter:
     """CoNLL-U sentences (:func:`~swvp.data.text.conllu_blocks`) written in order to a
-    :class:`~swvp.data.output.StreamOutput`, a batch at a time; a sentence without an id is given its number in the
-    output (1-based, every sentence counted), as :meth:`Document.to_conllu <swvp.data.text.Document.to_conllu>`
-    numbers a document. ``sentences``: how many were written."""
+    :class:`~swvp.data.output.StreamOutput` (or any object whose ``write`` takes a str: a ``StringIO``), a batch at a
+    time; a sentence without an id is given its number in the output (1-based, every sentence counted), as
+    :meth:`Document.to_conllu <swvp.data.text.Document.to_conllu>` numbers a document. ``sentences``: how many were
+    written."""
 
     def __init__(self, output: StreamOutput):
         self.output = output
