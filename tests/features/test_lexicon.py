@@ -90,3 +90,21 @@ def test_a_lexicon_stored_as_nested_lists_still_loads():
     old["forms"]["the\x1f"] = [[99, 1]]
     with pytest.raises(ValueError, match="out of range"):
         CandidateLexicon.from_state(old)
+
+
+def test_memoized_candidates_equal_fresh_ones_and_a_pickle_carries_no_memo():
+    """``memoize=True`` (prediction): the lists of later calls come from the memo and equal a fresh lexicon's, for
+    forms seen, unseen and filtered (``allowed``, ``fallback``); a pickle starts with an empty memo."""
+    import pickle
+
+    lex = CandidateLexicon(max_candidates=3, suffix_length=3, rare=3).fit(FORMS, LABELS)
+    allowed = lambda form, y: y != 1  # noqa: E731 - the estimator's filter, the same at every call
+    calls = [["cats", "dogs", "zzz"], ["dogs", "walked", "x"], ["cats", "zzz", "walking", "x"]]
+    for forms in calls:
+        fresh = lex.candidates(forms, allowed=allowed, fallback=7)
+        kept = lex.candidates(forms, allowed=allowed, fallback=7, memoize=True)
+        assert all(np.array_equal(a, b) for a, b in zip(fresh, kept))
+    assert ("cats", "") in lex._memo and len(lex._memo) == 6  # the distinct forms of the calls
+    again = lex.candidates(calls[2], allowed=lambda form, y: False, fallback=9, memoize=True)
+    assert np.array_equal(again[1], lex.candidates(calls[2], allowed=allowed, fallback=7)[1])  # from the memo
+    assert pickle.loads(pickle.dumps(lex))._memo == {}

@@ -29,6 +29,8 @@ from swvp.features.sequence import _ranges
 __all__ = ["CandidateLexicon", "case_class"]
 
 _SEP = "\x1f"
+#: at most this many (form, key) candidate lists are kept by ``candidates(..., memoize=True)`` (~100 bytes each)
+MEMO_SIZE = 200_000
 
 
 def case_class(form: str) -> str:
@@ -52,6 +54,11 @@ class CandidateLexicon:
     forms ending in "ler"); each guesser level is indexed by tail, so a query looks up only the tails the form ends
     with (``allowed(form, label) -> bool`` then makes the final check, e.g. of a prefix).
     """
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_memo"] = {}  # a pickle or copy carries the lexicon, not what earlier calls looked up
+        return state
 
     def __init__(self, max_candidates: int = 16, suffix_length: int = 5, rare: int = 10):
         if max_candidates < 1 or suffix_length < 0 or rare < 1:
@@ -116,6 +123,7 @@ class CandidateLexicon:
         self._rows: dict[int, list[tuple[int, int]]] = {}
         self._tail_free = all(t == "" for t in tails)
         self._global_levels = [lev for lev in levels if lev.startswith(_SEP + _SEP)]
+        self._memo: dict[tuple[str, str], list[int]] = {}
 
     def _seen(self, fk: str) -> tuple[list[int], int]:
         """The labels (most frequent first) of form key ``fk`` and how often it was seen."""
@@ -220,17 +228,31 @@ class CandidateLexicon:
         return out
 
     def candidates(self, forms: Sequence[str], keys: Sequence[str] | None = None, gold: np.ndarray | None = None,
-                   allowed: Callable[[str, int], bool] | None = None, fallback: int = 0) -> tuple[np.ndarray,
-                                                                                             np.ndarray]:
+                   allowed: Callable[[str, int], bool] | None = None, fallback: int = 0,
+                   memoize: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per token, its candidate labels as CSR (cptr (n + 1,), cand). With ``gold`` (training): forms seen once
         get an unseen form's candidates and the gold label is always a candidate. Tokens with no candidate at all
-        (every guessable label filtered out) get the one label ``fallback`` (the lemmatizer's: keep the form)."""
+        (every guessable label filtered out) get the one label ``fallback`` (the lemmatizer's: keep the form).
+
+        ``memoize`` (prediction, without ``gold``): each (form, key)'s candidates are kept for later calls, up to
+        :data:`MEMO_SIZE` of them — for the estimator that owns this lexicon, whose ``allowed`` and ``fallback`` are
+        the same at every call. Many short texts (a service, ``Pipeline.pipe``) then look up each word once, as one
+        long text does."""
         keys = [""] * len(forms) if keys is None else keys
         index: dict[tuple[str, str], int] = {}
         inverse = np.fromiter((index.setdefault((f, k), len(index)) for f, k in zip(forms, keys, strict=True)), INT,
                               len(forms))
+        memo = self._memo if memoize and gold is None else None
         rows = []
         for f, k in index:
+            if memo is not None:
+                row = memo.get((f, k))
+                if row is None:
+                    row = self.type_candidates(f, k, False, allowed) or [fallback]
+                    if len(memo) < MEMO_SIZE:
+                        memo[(f, k)] = row
+                rows.append(row)
+                continue
             unseen = gold is not None and self.count(f, k) <= 1
             rows.append(self.type_candidates(f, k, unseen, allowed) or [fallback])
         tptr = np.zeros(len(rows) + 1, INT)

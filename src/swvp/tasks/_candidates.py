@@ -187,7 +187,7 @@ class CandidateTagger(CompactCoef, Estimator):
         words = [w for s in sents for w in s]
         feats = self.extractor_.transform([[w.form for w in s] for s in sents], self._extra_of(sents))
         cptr, cand = self.lexicon_.candidates([w.form for w in words], self._keys(words), allowed=self._allowed(),
-                                              fallback=self._fallback())
+                                              fallback=self._fallback(), memoize=True)
         y = None
         if gold is not None:
             y = np.fromiter((self.label_index_.get(t, -1) for t in gold), INT, len(gold))
