@@ -288,7 +288,7 @@ NOTES = """## Findings
   toy treebank) instead of leaving them out.
 * Not probed: raw text rebuilt for evaluation (`raw_text_of_conllu`) always puts a space between the sentences of a
   paragraph; issue 35 item 5 changes that rule (another session's work).
-* The golden output (`tests/tasks/pipeline_probe_golden.conllu`) kills M01 too: the fold leak changes what the
+* The golden output (`tests/tasks/pipeline_probe_golden.out`) kills M01 too: the fold leak changes what the
   parser learns, and so its output.
 """
 
