@@ -1,7 +1,8 @@
 """What the pipeline gives users, pinned where the mutation probe (``benchmarks/mutation_probe.py``, issue 35) found
 bugs that every older test let through: the jack-knife folds, paragraph breaks on Unicode whitespace, lemma casing,
 batches of texts, what ``swvp evaluate --model PIPELINE`` measures, the documented defaults, the missing-lemma rule,
-and the output of a small pipeline, byte for byte (``pipeline_probe_golden.out``: CoNLL-U that the test writes, not corpus data).
+and the output of a small pipeline, byte for byte (``pipeline_probe_golden.out``: CoNLL-U that the test writes, not
+corpus data).
 
 One weakly trained pipeline (two epochs per stage on a toy treebank) serves the module: weak on purpose, so that its
 tags and lemmas of unseen words are uncertain and a change in the features or the learning shows in its output.
