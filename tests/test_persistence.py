@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import swvp
+from model_files import write_v2
 from swvp import ModelFormatError, Perceptron, SequenceTagger, persistence
 from swvp.learn.updates import WeightedViolations
 from swvp.model.compact import CompactVector
@@ -86,26 +87,6 @@ def with_v3_header(members: dict, meta: dict) -> dict:
 
 def write_npz(path, members: dict) -> None:
     np.savez(path, **members)
-
-
-def write_v2(path, kind: str, meta: dict, arrays: dict) -> None:
-    """A model file as format version 2 wrote it: uncompressed archive, the header in ``__meta__``, a mostly-zero
-    array as ``__sparse_index__NAME`` / ``__sparse_values__NAME`` with its shape and dtype in ``sparse_arrays``."""
-    meta = {**meta, "format_version": 2, "library_version": swvp.__version__, "kind": kind}
-    members, sparse = {}, {}
-    for name, arr in arrays.items():
-        arr = np.asarray(arr)
-        flat = arr.reshape(-1)
-        index = np.flatnonzero(flat.view(np.dtype(f"u{flat.dtype.itemsize}"))) if arr.dtype.kind in "iuf" else None
-        if index is not None and arr.size >= 1024 and index.size * (4 + flat.dtype.itemsize) * 2 <= flat.nbytes:
-            members["__sparse_index__" + name] = index.astype(np.uint32)
-            members["__sparse_values__" + name] = flat[index]
-            sparse[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str}
-        else:
-            members[name] = arr
-    if sparse:
-        meta["sparse_arrays"] = sparse
-    write_npz(path, with_header(members, meta))
 
 
 def with_header(members: dict, meta) -> dict:
