@@ -399,14 +399,20 @@ def udpipe_parse_cmd(model: Path, inp: str, out: Path) -> list:
     return [sys.executable, PIPELINE_CHILD, "udpipe-run", json.dumps(spec)]
 
 
-def part_parse(tb: str, cfg: dict, data: dict) -> dict:
-    """Whole-process parses of the test text and of one sentence, swvp and UDPipe interleaved."""
-    rec = record("parse", tb, cfg)
-    work = Path(data["work"])
-    env = child_env()
+def available_models(tb: str, cfg: dict, rec: dict) -> tuple[dict, list[str]]:
+    """The systems' models of ``tb`` and the systems whose model file exists; why the others are missing goes to
+    ``rec["missing"]``."""
     models = models_of(tb, cfg)
     systems = [s for s, m in models.items() if m is not None and m.is_file()]
     rec["missing"] = {s: missing_model(tb, s, cfg) for s in models if s not in systems}
+    return models, systems
+
+
+def part_parse(tb: str, cfg: dict, data: dict) -> dict:
+    """Whole-process parses of the test text and of one sentence, swvp and UDPipe interleaved."""
+    rec = record("parse", tb, cfg)
+    work, env = Path(data["work"]), child_env()
+    models, systems = available_models(tb, cfg, rec)
     rec["models"] = {s: {"path": str(models[s]), "sha256": file_sha256(models[s])} for s in systems}
     rec["data"] = data
     cmd = {"swvp": lambda inp, out: swvp_parse_cmd(cfg, models["swvp"], inp, out),
@@ -442,11 +448,8 @@ def part_parse(tb: str, cfg: dict, data: dict) -> dict:
 def part_inprocess(tb: str, cfg: dict, data: dict, out_dir: Path) -> dict:
     """In-process analysis: load, RSS, best of ``repeats`` fresh processes' timed calls, stages, a profile."""
     rec = record("inprocess", tb, cfg)
-    work = Path(data["work"])
-    env = child_env()
-    models = models_of(tb, cfg)
-    systems = [s for s, m in models.items() if m is not None and m.is_file()]
-    rec["missing"] = {s: missing_model(tb, s, cfg) for s in models if s not in systems}
+    work, env = Path(data["work"]), child_env()
+    models, systems = available_models(tb, cfg, rec)
     rec["models"] = {s: str(models[s]) for s in systems}
     rounds: dict = {s: [] for s in systems}
     for r in range(cfg["repeats"]):

@@ -367,21 +367,19 @@ def _scheduler_note() -> dict:
     try:
         import psutil
 
-        busy: dict = {}
-        for p in psutil.process_iter(["pid"]):
-            try:
-                group = open(f"/proc/{p.pid}/autogroup").read().split()[0]
-                busy[group] = busy.get(group, 0.0) + p.cpu_percent(interval=None)
-            except (OSError, psutil.Error, IndexError):
-                continue
+        def cpu_by_group() -> dict:  # each process's CPU % since the previous call, summed per autogroup
+            busy: dict = {}
+            for p in psutil.process_iter(["pid"]):
+                try:
+                    group = open(f"/proc/{p.pid}/autogroup").read().split()[0]
+                    busy[group] = busy.get(group, 0.0) + p.cpu_percent(interval=None)
+                except (OSError, psutil.Error, IndexError):
+                    continue
+            return busy
+
+        cpu_by_group()  # the first call only starts every process's count
         time.sleep(1.0)
-        busy = {}
-        for p in psutil.process_iter(["pid"]):
-            try:
-                group = open(f"/proc/{p.pid}/autogroup").read().split()[0]
-                busy[group] = busy.get(group, 0.0) + p.cpu_percent(interval=None)
-            except (OSError, psutil.Error, IndexError):
-                continue
+        busy = cpu_by_group()
         mine = open("/proc/self/autogroup").read().split()[0]
         note["this_group"] = mine
         note["other_groups_cpu_percent"] = {g: round(c) for g, c in busy.items() if g != mine and c >= 5}
