@@ -39,12 +39,13 @@ def test_the_parse_is_compiled_for_every_type_of_compact_values(tmp_path):
     float64, and the gaps between entries are read in the narrowest unsigned type: ``decode_value_types`` decodes
     with each, so an installed swvp has them all compiled."""
     from swvp import Beam, Lemmatizer, MorphologicalTagger, Perceptron, Pipeline, Tokenizer, TransitionDependencyParser
-    from swvp.cli.compile import GAP_TYPES, VALUE_TYPES, decode_value_types
     from swvp.data.conllu import read_conllu
     from swvp.data.text import raw_text_of_conllu
     from swvp.data.toy_treebank import toy_treebank
     from swvp.learn.engine import decode_corpus
     from swvp.model._compact_kernels import blocks_from_gaps
+    from swvp.model.compact import GAP_TYPES, VALUE_TYPES
+    from swvp.tasks.warm_up import decode_value_types
 
     train, raw, model = tmp_path / "train.conllu", tmp_path / "raw.txt", tmp_path / "toy.npz"
     train.write_text(toy_treebank(40, seed=3), encoding="utf-8")
@@ -54,7 +55,7 @@ def test_the_parse_is_compiled_for_every_type_of_compact_values(tmp_path):
              parser=TransitionDependencyParser(hash_bits=12, move_hash_bits=12, learner=Perceptron(search=Beam(2),
                                                                                                    epochs=1)),
              jackknife=0).fit(str(train)).save(model)
-    decode_value_types(str(model), str(raw))
+    decode_value_types(Pipeline.load(model), raw.read_text(encoding="utf-8"))
     beam_values = {str(sig[2].types[1].dtype) for sig in decode_corpus.signatures if "BeamSearch" in str(sig[1])}
     assert beam_values >= set(VALUE_TYPES)
     assert {str(sig[0].dtype) for sig in blocks_from_gaps.signatures} >= set(GAP_TYPES)

@@ -1,12 +1,9 @@
 """``swvp compile``: compile and cache the pipeline's kernels now, by training a pipeline on a small random treebank
 and parsing with it (an install from source runs it once: ``setup.py``).
 
-A loaded model's weights are compact vectors whose values are int16 or int32 (quantised files: the narrower type
-that holds a stage's range, so a large treebank's parser may need int32 where the random treebank's fits int16) or
-float64 (lossless files); each type is a signature of the decoding kernels. So the parse is run once more with every
-stage's values in each of the three types (:func:`decode_value_types`), and the positions of a compact vector's
-entries are read from each integer width a file stores them in: a user's model then finds its kernels compiled
-whichever types its file holds."""
+A random treebank's pipeline holds only some of the types a user's model file may hold (int16, int32 or float64
+weights; gaps of every unsigned width), each a signature of the decoding kernels: the parse is run once more with
+every type (:func:`swvp.tasks.warm_up.decode_value_types`), so a user's model finds its kernels compiled."""
 
 from __future__ import annotations
 
@@ -64,34 +61,13 @@ def cmd_compile(args) -> int:
     return 0
 
 
-#: the types of a compact vector's values (:class:`swvp.model.compact.CompactVector`)
-VALUE_TYPES = ("int16", "int32", "float64")
-#: the types a model file stores the gaps between a compact vector's entries in (the narrowest that holds them)
-GAP_TYPES = ("uint8", "uint16", "uint32", "uint64")
-
-
-def decode_value_types(model_path: str, raw_path: str) -> None:
-    """Analyze ``raw_path`` with the pipeline at ``model_path`` once per type of :data:`VALUE_TYPES`, every stage's
-    compact weights converted to it (the values are only for compiling: an int32 value may wrap in int16); then
-    reads entry positions from gaps of every type of :data:`GAP_TYPES`."""
-    import numpy as np
-
-    from swvp.model._compact_kernels import blocks_from_gaps
-    from swvp.model.compact import CompactVector
+def _decode_value_types(model_path: str, raw_path: str) -> None:
     from swvp.tasks.pipeline import Pipeline
+    from swvp.tasks.warm_up import decode_value_types
 
-    text = open(raw_path, encoding="utf-8").read()
-    pipeline = Pipeline.load(model_path)
-    stages = [s for s in pipeline.stages_.values() if isinstance(s.__dict__.get("_compact"), CompactVector)]
-    originals = [s._compact for s in stages]
-    for name in VALUE_TYPES:
-        for stage, cw in zip(stages, originals):
-            values = cw.float_values() if name == "float64" else cw.values.astype(name)
-            stage.coef_ = CompactVector(cw.size, cw.blocks, values, 1.0 if name == "float64" else cw.scale)
-        pipeline.analyze(text)
-    for name in GAP_TYPES:
-        blocks_from_gaps(np.zeros(1, name), 64, np.zeros(2, np.uint64))
+    with open(raw_path, encoding="utf-8") as f:
+        decode_value_types(Pipeline.load(model_path), f.read())
 
 
 if __name__ == "__main__":  # swvp compile runs it in a process of its own: python -m swvp.cli.compile MODEL RAW
-    decode_value_types(*sys.argv[1:3])
+    _decode_value_types(*sys.argv[1:3])

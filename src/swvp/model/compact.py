@@ -18,7 +18,8 @@ import numpy as np
 from swvp._config import FLOAT
 from swvp.model._compact_kernels import blocks_from_gaps
 
-__all__ = ["CompactVector", "CompactWeights", "as_compact", "decoding_weights"]
+__all__ = ["GAP_TYPES", "VALUE_TYPES", "CompactVector", "CompactWeights", "as_compact", "compile_gap_types",
+           "decoding_weights"]
 
 #: The kernels' form of a compact vector: ``blocks`` (uint64, two per 64 positions: the presence bits, the entries
 #: stored before the block), ``values`` (the stored entries in position order, then a 0: float64, or integers) and
@@ -26,6 +27,10 @@ __all__ = ["CompactVector", "CompactWeights", "as_compact", "decoding_weights"]
 CompactWeights = namedtuple("CompactWeights", ["blocks", "values", "scale"])
 
 _U64 = np.uint64
+#: the types of a compact vector's values: quantised integers (the narrower that holds them), or exact float64
+VALUE_TYPES = ("int16", "int32", "float64")
+#: the types a model file stores the gaps between a compact vector's entries in (the narrowest that holds them)
+GAP_TYPES = ("uint8", "uint16", "uint32", "uint64")
 
 
 class CompactVector:
@@ -122,6 +127,14 @@ class CompactVector:
         """The stored entries as float64 (the values themselves, or a new array of ``value * scale``)."""
         return self.values if not self.quantized else self.values.astype(FLOAT) * self.scale
 
+    def with_value_type(self, name: str) -> CompactVector:
+        """The same entries with values of type ``name`` (:data:`VALUE_TYPES`): float64 exactly; an integer type
+        with the same ``scale``, wrapping where it is narrower than the values (for compiling a decoder's signature,
+        not for decoding)."""
+        if name == "float64":
+            return CompactVector(self.size, self.blocks, self.float_values(), 1.0)
+        return CompactVector(self.size, self.blocks, self.values.astype(name), self.scale)
+
     def kernel(self) -> CompactWeights:
         """The kernels' form (:data:`CompactWeights`)."""
         return CompactWeights(self.blocks, self._padded, self.scale)
@@ -164,3 +177,9 @@ def as_compact(w, size: int | None = None) -> CompactVector:
 def decoding_weights(w, size: int) -> CompactWeights:
     """The kernels' compact form of weights ``w`` (dense or :class:`CompactVector`) of length ``size``."""
     return as_compact(w, size).kernel()
+
+
+def compile_gap_types() -> None:
+    """Compile (or load) :func:`~swvp.model._compact_kernels.blocks_from_gaps` for gaps of every :data:`GAP_TYPES`."""
+    for name in GAP_TYPES:
+        blocks_from_gaps(np.zeros(1, name), 64, np.zeros(2, _U64))
