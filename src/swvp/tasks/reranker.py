@@ -26,6 +26,7 @@ import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.features.rerank import tag_features, tree_features
+from swvp.learn.folds import check_folds, fold_of, jackknife
 from swvp.learn.ranking import CandidateLists, choose, rerank_boost, rerank_perceptron, rerank_svm
 from swvp.learn.search import Exact
 from swvp.persistence import save_model
@@ -241,8 +242,7 @@ class Reranker(Estimator):
             raise ValueError(f"features must be 'all' or 'base', got {self.features!r}")
         if isinstance(self.k, bool) or int(self.k) != self.k or self.k < 1:
             raise ValueError(f"k must be a positive integer, got {self.k!r}")
-        if int(self.folds) < 2:
-            raise ValueError(f"folds must be >= 2, got {self.folds!r}")
+        check_folds(self.folds, what="folds", zero_allowed=False)
         if not self.base_weights or any(float(a) <= 0 for a in self.base_weights):
             raise ValueError("base_weights must be positive (a positive base weight keeps the base 1-best on ties)")
         if not 8 <= int(self.hash_bits) <= 26:
@@ -273,26 +273,23 @@ class Reranker(Estimator):
     def jackknife(self, items, base, dev_items=None) -> tuple[CandidateLists, np.ndarray]:
         """Training lists by jack-knifing (Collins & Koo 2005 §5.1): fold f is decoded by a base model trained on
         the other folds. Returns the lists (in fold order) and each sentence's fold."""
-        S = len(items)
-        rng = np.random.default_rng(self.random_state)
-        folds = int(self.folds)
-        fold_of = (rng.permutation(S) % folds).astype(INT)
-        parts = []
-        order = []
+        folds = check_folds(self.folds, what="folds", zero_allowed=False)
+        assignment = fold_of(len(items), folds, scheme="shuffled", random_state=self.random_state)
         dev_input = None if dev_items is None else self._fit_input(dev_items)
-        for f in range(folds):
-            held = np.flatnonzero(fold_of == f)
-            rest = np.flatnonzero(fold_of != f)
+
+        def decode_fold(f: int, rest: np.ndarray, held: np.ndarray):
+            """Fold f's lists, decoded by a base model trained on the other folds (None: an empty side)."""
             if held.size == 0 or rest.size == 0:
-                continue
+                return None
             model = self._clone_base(base)
             self._fit_base(model, items.subset(rest), dev_input)
             sub = items.subset(held)
             lists, _ = self.candidate_lists(sub, model, int(self.k), self._gold(sub, model))
-            parts.append(lists)
-            order.append(held)
-        self.train_order_ = np.concatenate(order) if order else np.zeros(0, INT)
-        return _concat(parts), fold_of
+            return lists, held
+
+        done = [r for r in jackknife(assignment, decode_fold, folds=folds) if r is not None]
+        self.train_order_ = np.concatenate([held for _, held in done]) if done else np.zeros(0, INT)
+        return _concat([lists for lists, _ in done]), assignment
 
     def _fit_input(self, items):
         if self.kind_ == "tree":

@@ -36,6 +36,7 @@ from swvp.data.conllu import ConlluCorpus, read_conllu
 from swvp.data.text import Document, Sentence, Token, TrainingParagraph, Word, paragraph_starts, training_paragraphs
 from swvp.data.textio import check_raw_text
 from swvp.features.characters import CharacterFeatures, CharUnits, char_units
+from swvp.learn.folds import check_folds, fold_of, jackknife
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.learn.search import Exact
 from swvp.learn.threads import get_decoding_threads
@@ -165,9 +166,10 @@ class Tokenizer(Estimator):
     random_state : seed of the default learner (a given learner keeps its own).
     segment_length : training sequences are cut at whitespace into segments of about this many characters.
     lexicon_min_count : training tokens seen at least this often feed the lexicon features.
-    lexicon_folds : K > 1: jackknifed lexicon features in training — the sentences are cut into K contiguous
-        blocks and a unit's lexicon atoms look up the tokens of the other blocks only, so the model learns how far
-        to trust the lexicon on text whose tokens it has not all seen; 0 or 1: the whole lexicon.
+    lexicon_folds : K >= 2: jackknifed lexicon features in training — the sentences are cut into K contiguous
+        blocks (:func:`swvp.learn.folds.fold_of`, ``"blocks"``) and a unit's lexicon atoms look up the tokens of the
+        other blocks only, so the model learns how far to trust the lexicon on text whose tokens it has not all
+        seen; 0: the whole lexicon.
     max_lexicon_length : the longest lexicon token looked up inside a whitespace-delimited chunk.
     select_epoch : with dev data, keep the epoch with the best dev boundary F1 (else the last).
     """
@@ -202,13 +204,13 @@ class Tokenizer(Estimator):
         then usable), ``on_progress(epoch, done, total, stats)`` as an epoch advances."""
         if int(self.segment_length) < 1:
             raise ValueError(f"segment_length must be >= 1, got {self.segment_length!r}")
+        K = check_folds(self.lexicon_folds, what="lexicon_folds", zero_allowed=True)
         paragraphs = training_paragraphs(_corpus(X))
         if not paragraphs:
             raise ValueError("fit needs at least one sentence")
         sentences = [s for p in paragraphs for s in p.sentences]
-        K = int(self.lexicon_folds)
-        # jackknife folds: K contiguous blocks of sentences
-        sent_fold = (np.arange(len(sentences)) * max(K, 1)) // len(sentences)
+        # jackknife folds: K contiguous blocks of sentences (without folds, one block)
+        sent_fold = fold_of(len(sentences), max(K, 1), scheme="blocks")
         fold_counts: list[Counter[str]] = [Counter() for _ in range(max(K, 1))]
         fold_words: list[set[str]] = [set() for _ in range(max(K, 1))]
         split: Counter[str] = Counter()
@@ -230,12 +232,14 @@ class Tokenizer(Estimator):
         gold = _Gold(paragraphs)
         u = gold.units
         folds = fold_lexicons = None
-        if K > 1:
-            fold_lexicons = []
-            for f in range(K):
+        if K:
+            def other_blocks(f: int, _rest, _held) -> tuple[list[str], list[str]]:
+                """Block f's lexicon: the tokens (and multiword-token words) of the other blocks."""
                 rest = counts - fold_counts[f]
-                fold_lexicons.append(([w for w, c in rest.items() if c >= self.lexicon_min_count],
-                                      sorted(set().union(*(fold_words[:f] + fold_words[f + 1:])))))
+                return ([w for w, c in rest.items() if c >= self.lexicon_min_count],
+                        sorted(set().union(*(fold_words[:f] + fold_words[f + 1:]))))
+
+            fold_lexicons = jackknife(sent_fold, other_blocks, folds=K)
             folds = np.repeat(sent_fold, gold.sentence_size)
         feats = self.features_.fit_transform(u, folds, fold_lexicons)
         problem = CharacterChain(feats, gold.labels,
