@@ -292,3 +292,30 @@ def test_one_registry_of_model_kinds(tmp_path):
     save_model(tmp_path / "x.npz", "mystery", {}, {"a": np.zeros(1)})
     with pytest.raises(ModelFormatError, match="unknown model kind 'mystery'"):
         tasks.load(tmp_path / "x.npz")
+
+
+# ------------------------------------------------------------------------------------------ the one base
+
+
+def test_a_file_without_params_of_a_kind_that_always_recorded_them_is_a_format_error(tmp_path):
+    """The base refuses a file without ``params`` for the kinds that cannot rebuild them from older headers (a
+    transition parser's raised a bare NotImplementedError)."""
+    parser = TransitionDependencyParser(hash_bits=10, move_hash_bits=10, learner=Perceptron(search=Beam(2), epochs=1))
+    parser.fit(toy_trees(5, 0)).save(tmp_path / "a.npz")
+    _strip_params(tmp_path / "a.npz")
+    with pytest.raises(ModelFormatError, match="records no parameters"):
+        TransitionDependencyParser.load(tmp_path / "a.npz")
+
+
+def test_one_fitted_check_and_one_finish():
+    """Every kind is fitted when its weights are there, checked by the base (the pipeline: its stages); every
+    perceptron-trained kind takes its fitted state from a training result by the base's ``_finish``."""
+    from swvp.tasks.base import Estimator, TrainedEstimator
+
+    assert [c for c in tasks.ESTIMATORS.values() if "_is_fitted" in vars(c)] == [Pipeline]
+    trained = {c for c in tasks.ESTIMATORS.values() if issubclass(c, TrainedEstimator)}
+    assert trained == {SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Tokenizer,
+                       MorphologicalTagger, Lemmatizer}
+    assert all(c._finish in (TrainedEstimator._finish, SequenceTagger._finish) for c in trained)
+    for cls in tasks.ESTIMATORS.values():
+        assert issubclass(cls, Estimator) and not cls()._is_fitted()

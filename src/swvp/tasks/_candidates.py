@@ -23,7 +23,7 @@ from swvp.features.lexicon import CandidateLexicon
 from swvp.features.tagging import TaggingFeatures
 from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.problems.candidates import CandidateProblem
-from swvp.tasks.base import CompactCoef, Estimator, checked_labels, loaded_weights
+from swvp.tasks.base import CompactCoef, TrainedEstimator, checked_labels, loaded_weights
 
 __all__ = ["CandidateTagger", "as_document"]
 
@@ -45,8 +45,10 @@ def _sentences(doc: Document) -> list[list[Word]]:
     return [s.words for s in doc.sentences]
 
 
-class CandidateTagger(CompactCoef, Estimator):
+class CandidateTagger(CompactCoef, TrainedEstimator):
     """Base of the candidate taggers (see the module docstring); subclasses set the hooks and ``MODEL_KIND``."""
+
+    RECORDS_DEV_SCORE = False  # a candidate tagger's file records no dev score
 
     #: the TaggingFeatures template set when ``features`` is None
     DEFAULT_FEATURES = "pos"
@@ -132,24 +134,10 @@ class CandidateTagger(CompactCoef, Estimator):
             dev_doc, dev_source = as_document(dev)
             dev_problem = self._prepare(_sentences(dev_doc), self._gold([w for s in dev_doc.sentences
                                                                          for w in s.words], dev_source))
-        self._has_dev = dev_problem is not None
-
-        def epoch_done(stats, result):
-            if on_epoch is not None:
-                self._finish(result)
-                on_epoch(stats, result)
-
-        learner = self._learner()
-        result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
+        result = self._learner().train(problem, dev=dev_problem, on_epoch=self._finishing(on_epoch),
+                                       on_progress=on_progress)
         self._finish(result)
         return self
-
-    def _finish(self, result: TrainResult) -> None:
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and self._has_dev and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
-        self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
-        self.interrupted_ = result.interrupted
 
     def _extra_of(self, sents: list[list[Word]]) -> list[list[str]] | None:
         flat = self._extra([w for s in sents for w in s])
@@ -194,9 +182,6 @@ class CandidateTagger(CompactCoef, Estimator):
         return self._problem(feats, cptr, cand, y)
 
     # -- prediction --------------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
-        return self._has_coef()
-
     def predict(self, X) -> list[list[str]]:
         """The predicted label of every word, per sentence (X: a Document, CoNLL-U corpus or path)."""
         self._check_fitted()
@@ -234,10 +219,6 @@ class CandidateTagger(CompactCoef, Estimator):
                 "lexicon": lmeta, "features": fmeta,
                 "settings": {"best_epoch": self.best_epoch_}, "history": self.history_}
         return meta, {"coef": self._compact_coef(), **farrays, **{_LEXICON + k: v for k, v in larrays.items()}}
-
-    @classmethod
-    def _legacy_params(cls, meta: dict) -> dict:
-        raise ValueError("the file records no parameters")
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         self.labels_ = checked_labels(meta["labels"])

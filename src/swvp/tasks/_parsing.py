@@ -16,7 +16,7 @@ from swvp.features.arc import sentence_column
 from swvp.metrics import attachment_scores
 from swvp.model.compact import CompactVector
 from swvp.tasks._inputs import check_columns, check_scored, sentence_list, token_sentences
-from swvp.tasks.base import CompactCoef, dev_score, loaded_weights, problem_digest
+from swvp.tasks.base import CompactCoef, loaded_weights
 
 PUNCT = "PUNCT"
 
@@ -193,27 +193,20 @@ def dense_weights(name: str, arrays: dict, expected: int) -> np.ndarray:
 
 
 class BestEpochWeights(CompactCoef):
-    """The parsers' fitted state from a (possibly partial) training result (``fit``, and ``swvp train --checkpoint``
-    after every epoch): the best dev epoch's weights when ``select_epoch`` and dev data gave them, else the last
-    epoch's (averaged if the learner averages)."""
+    """The parsers' training (with a :class:`~swvp.tasks.base.TrainedEstimator`, which takes the fitted state from
+    a training result): their ``best_epoch_`` is the learner's (:attr:`LEARNER_BEST_EPOCH`), and their ``fit``
+    hands ``on_epoch`` the learner's result as it is (``swvp train --checkpoint`` finishes it: the averaged weights
+    are computed only for the epochs that are saved)."""
+
+    LEARNER_BEST_EPOCH = True
 
     def _train(self, X, dev, on_epoch, on_progress, resume):
         """``fit``'s training: the learner on the problems that the parser's ``_training_problems(X, dev)`` builds.
         Only their features outlive that call: when X and dev are paths (as ``swvp train parser`` passes them), the
         sentences (~150 MB of objects for EWT train and dev) are freed before the weight vectors are allocated."""
         problem, dev_problem = self._training_problems(X, dev)
-        self._data_digest = problem_digest(problem, dev_problem)
-        state = self._resume(resume, self._data_digest, problem.weight_size)
+        state = self._resume_state(resume, problem, dev_problem)
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}
         result = self._learner().train(problem, dev=dev_problem, on_epoch=on_epoch, resume=state, **kwargs)
-        self._finish(result)
-        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
+        self._trained(result)
         return self
-
-    def _finish(self, result) -> None:
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
-        self.best_epoch_ = result.best_epoch
-        self.dev_score_ = dev_score(result, use_best)
-        self.interrupted_ = result.interrupted

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,7 +24,7 @@ from swvp.learn.checkpoint import checkpoint_contents, checkpoint_result
 from swvp.learn.mixing import ParameterMixing
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam, Exact, Greedy
-from swvp.learn.stats import TrainResult
+from swvp.learn.stats import EpochStats, TrainResult
 from swvp.learn.updates import Full, WeightedViolations
 from swvp.model.compact import CompactVector
 from swvp.persistence import LEVEL, load_model, save_model
@@ -236,13 +237,17 @@ def loaded_weights(w, size: int, what: str = "coef") -> CompactVector:
 
 
 class Estimator(Params):
-    """Base of the task estimators (``SequenceTagger``, ``GraphDependencyParser``).
+    """Base of the task estimators (``SequenceTagger``, ``GraphDependencyParser``, ``Pipeline``, ...).
 
-    A subclass sets :attr:`MODEL_KIND`, takes a ``learner`` parameter, and implements ``_is_fitted``,
-    ``_state`` (fitted state → (header entries, arrays)) and ``_set_state`` (the inverse, after ``__init__``).
+    A subclass sets :attr:`MODEL_KIND`, takes a ``learner`` parameter, and implements ``_state`` (fitted state →
+    (header entries, arrays)) and ``_set_state`` (the inverse, after ``__init__``); it is fitted once
+    :attr:`FITTED_ATTRIBUTE` is set (``_has_coef``: a subclass holding its weights otherwise says so there), and
+    ``_legacy_params`` rebuilds the parameters of a file written before they were recorded, where it can.
     """
 
     MODEL_KIND: ClassVar[str] = ""
+    #: the attribute ``fit`` and ``load`` set: the estimator is fitted once it is there (and not None)
+    FITTED_ATTRIBUTE: ClassVar[str] = "coef_"
     #: whether :meth:`save` stores weight vectors quantised unless asked for a lossless file (the pipeline: its
     #: files are large; :mod:`swvp.persistence`)
     QUANTIZED_FILES: ClassVar[bool] = False
@@ -254,7 +259,11 @@ class Estimator(Params):
 
     # -- fitted state -------------------------------------------------------------------------------------
     def _is_fitted(self) -> bool:
-        raise NotImplementedError
+        return self._has_coef()
+
+    def _has_coef(self) -> bool:
+        """Whether :attr:`FITTED_ATTRIBUTE` is set (not None)."""
+        return getattr(self, self.FITTED_ATTRIBUTE, None) is not None
 
     def _check_fitted(self) -> None:
         if not self._is_fitted():
@@ -279,8 +288,9 @@ class Estimator(Params):
 
     @classmethod
     def _legacy_params(cls, meta: dict) -> dict:
-        """``__init__`` parameters of a file without ``params`` (written by swvp before they were recorded)."""
-        raise NotImplementedError
+        """``__init__`` parameters of a file without ``params`` (written by swvp before they were recorded); a kind
+        whose files always recorded them refuses one without (reported as a ModelFormatError)."""
+        raise ValueError(f"the file records no parameters (every {cls.MODEL_KIND} model file does)")
 
     def file_contents(self, training: TrainResult | None = None) -> tuple[dict, dict[str, np.ndarray]]:
         """(header, arrays) of the model file: the fitted state, the settings and the parameters (a pipeline stores
@@ -322,34 +332,6 @@ class Estimator(Params):
         # a checkpoint is rewritten every epoch: compressed fast
         save_model(path, self.MODEL_KIND, meta, arrays, lossless=exact, level=3 if training is not None else LEVEL)
 
-    # -- resuming ------------------------------------------------------------------------------------------
-    def _resume(self, resume, digest: str, size: int) -> TrainResult | None:
-        """The training state of the checkpoint ``resume`` (a model file saved with its training state, or an
-        estimator loaded from one), checked against this estimator's settings and data; None without one."""
-        if resume is None:
-            return None
-        ckpt = resume if isinstance(resume, Estimator) else type(self).load(resume)
-        name = "the checkpoint" if isinstance(resume, Estimator) else os.fspath(resume)
-        if type(ckpt) is not type(self):
-            raise ValueError(f"{name} holds a {ckpt.MODEL_KIND} model, not a {self.MODEL_KIND}")
-        state = getattr(ckpt, "_checkpoint", None)
-        if state is None:
-            raise ValueError(f"{name} holds no training state to resume (saved without --checkpoint, or by a run "
-                             f"that completed without it)")
-        mine, theirs = (_flat({k: encode(v) for k, v in e.get_params(deep=False).items()}) for e in (self, ckpt))
-        differ = sorted(k for k in mine.keys() | theirs.keys()
-                        if k not in _RESUME_FREE and mine.get(k) != theirs.get(k))
-        if differ:
-            raise ValueError(f"{name} was trained with other settings: "
-                             + ", ".join(f"{k} = {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differ))
-        meta, arrays = state
-        if meta.get("data") != digest:
-            raise ValueError(f"{name} was trained on other training or dev data")
-        try:
-            return checkpoint_result(meta, arrays, size)
-        except (KeyError, TypeError, IndexError) as err:
-            raise ModelFormatError(f"{name}: incomplete or inconsistent training state ({err!r})") from err
-
     @classmethod
     def load(cls, path: str | os.PathLike):
         """Read a model written by :meth:`save`: the same parameters (learner included) and fitted state.
@@ -380,6 +362,100 @@ class Estimator(Params):
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
             raise ModelFormatError(f"{path}: incomplete or inconsistent {cls.MODEL_KIND} model ({err!r})") from err
         return obj
+
+
+class TrainedEstimator(Estimator):
+    """Base of the estimators whose weights a :class:`~swvp.learn.perceptron.Perceptron` learns (the taggers, the
+    tokenizer, the parsers): the fitted state taken from a training result (:meth:`_finish`, after ``fit`` and
+    after every epoch), the run's state kept for ``save`` when Ctrl-C stops it, and resuming from a checkpoint.
+
+    What differs between kinds is named by class attributes, so that every kind's model files keep what they
+    recorded: :attr:`RECORDS_DEV_SCORE`, :attr:`LEARNER_BEST_EPOCH`, :attr:`KEEPS_VOTED`; :meth:`_take_weights`
+    sets the weights (the tagger's are computed when first read).
+    """
+
+    #: ``dev_score_`` (the kept weights' dev score, written in the file's settings) is set by :meth:`_finish`; the
+    #: tokenizer's and the candidate taggers' files have never recorded one
+    RECORDS_DEV_SCORE: ClassVar[bool] = True
+    #: ``best_epoch_`` is the learner's ``best_epoch`` as it stands (the parsers: the best dev epoch even when the
+    #: last epoch's weights are kept; without dev, None until training ends) rather than the kept weights' epoch
+    LEARNER_BEST_EPOCH: ClassVar[bool] = False
+    #: the voted perceptron of a ``voted=True`` learner is kept (``_voted``: saved, and ``predict(voted=True)``)
+    KEEPS_VOTED: ClassVar[bool] = False
+    select_epoch: bool
+
+    def _finish(self, result: TrainResult) -> None:
+        """Take the fitted state from a (possibly partial) training result: the best dev epoch's weights when
+        ``select_epoch`` and the learner kept them (it keeps them only when it scored dev data), else the last
+        epoch's (averaged if the learner averages)."""
+        use_best = self.select_epoch and result.best_weights is not None
+        self.history_ = [e.as_dict() for e in result.history]
+        self._take_weights(result, use_best)
+        if use_best or self.LEARNER_BEST_EPOCH:
+            self.best_epoch_ = result.best_epoch
+        else:
+            self.best_epoch_ = result.history[-1].epoch if result.history else None
+        if self.RECORDS_DEV_SCORE:
+            self.dev_score_ = dev_score(result, use_best)
+        self.interrupted_ = result.interrupted
+        if self.KEEPS_VOTED:
+            self._voted = result.voted
+
+    def _take_weights(self, result: TrainResult, use_best: bool) -> None:
+        """``coef_`` from the training result (see :meth:`_finish`)."""
+        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
+
+    def _finishing(self, on_epoch: Callable[[EpochStats, TrainResult], None] | None):
+        """The learner's ``on_epoch`` for a ``fit`` given ``on_epoch``: :meth:`_finish` the epoch's result (the
+        estimator is then usable, e.g. saved as a checkpoint), then ``on_epoch(stats, result)``; None without."""
+        if on_epoch is None:
+            return None
+
+        def epoch_done(stats: EpochStats, result: TrainResult) -> None:
+            self._finish(result)
+            on_epoch(stats, result)
+
+        return epoch_done
+
+    # -- checkpoints and resuming --------------------------------------------------------------------------
+    def _trained(self, result: TrainResult) -> None:
+        """After the learner's run: :meth:`_finish`, and the run kept for ``save`` (as a checkpoint to resume) when
+        Ctrl-C stopped it where it can resume."""
+        self._finish(result)
+        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
+
+    def _resume_state(self, resume, problem, dev_problem) -> TrainResult | None:
+        """The digest of the training and dev problems (saved with a checkpoint) and the training state of the
+        checkpoint ``resume`` checked against it and this estimator's settings (None without one)."""
+        self._data_digest = problem_digest(problem, dev_problem)
+        return self._resume(resume, self._data_digest, problem.weight_size)
+
+    def _resume(self, resume, digest: str, size: int) -> TrainResult | None:
+        """The training state of the checkpoint ``resume`` (a model file saved with its training state, or an
+        estimator loaded from one), checked against this estimator's settings and data; None without one."""
+        if resume is None:
+            return None
+        ckpt = resume if isinstance(resume, Estimator) else type(self).load(resume)
+        name = "the checkpoint" if isinstance(resume, Estimator) else os.fspath(resume)
+        if type(ckpt) is not type(self):
+            raise ValueError(f"{name} holds a {ckpt.MODEL_KIND} model, not a {self.MODEL_KIND}")
+        state = getattr(ckpt, "_checkpoint", None)
+        if state is None:
+            raise ValueError(f"{name} holds no training state to resume (saved without --checkpoint, or by a run "
+                             f"that completed without it)")
+        mine, theirs = (_flat({k: encode(v) for k, v in e.get_params(deep=False).items()}) for e in (self, ckpt))
+        differ = sorted(k for k in mine.keys() | theirs.keys()
+                        if k not in _RESUME_FREE and mine.get(k) != theirs.get(k))
+        if differ:
+            raise ValueError(f"{name} was trained with other settings: "
+                             + ", ".join(f"{k} = {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differ))
+        meta, arrays = state
+        if meta.get("data") != digest:
+            raise ValueError(f"{name} was trained on other training or dev data")
+        try:
+            return checkpoint_result(meta, arrays, size)
+        except (KeyError, TypeError, IndexError) as err:
+            raise ModelFormatError(f"{name}: incomplete or inconsistent training state ({err!r})") from err
 
 
 def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:

@@ -37,7 +37,7 @@ from swvp.tasks._parsing import (
     unflatten,
     with_tags,
 )
-from swvp.tasks.base import Estimator, checked_labels, learner_from_settings
+from swvp.tasks.base import TrainedEstimator, checked_labels, learner_from_settings
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NO_TREE
 
 MODEL_KIND = "graph-parser"
@@ -45,7 +45,7 @@ MODEL_KIND = "graph-parser"
 __all__ = ["GraphDependencyParser", "MODEL_KIND"]
 
 
-class GraphDependencyParser(BestEpochWeights, Estimator):
+class GraphDependencyParser(BestEpochWeights, TrainedEstimator):
     """A graph-based dependency parser (McDonald et al. 2005; McDonald & Pereira 2006) trained with the
     structured perceptron family (CSP or SWVP; Dror & Reichart 2016).
 
@@ -66,6 +66,7 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
     """
 
     MODEL_KIND = MODEL_KIND
+    KEEPS_VOTED = True
 
     def __init__(self, *, order: int = 1, decoder: str = "eisner", tags: str = "upos", word: str = "form",
                  learner: Perceptron | None = None, hash_bits: int = 22, labeller: bool = True,
@@ -129,10 +130,6 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
             self._fit_labeller(sents, data, heads, source)
         return problem, dev_problem
 
-    def _finish(self, result: TrainResult) -> None:
-        super()._finish(result)
-        self._voted = result.voted
-
     def _problem(self, data, heads=None) -> TreeProblem:
         return TreeProblem(data, heads, order=self.order, decoder=self.decoder, single_root=self.single_root,
                            hash_bits=self.hash_bits)
@@ -165,9 +162,6 @@ class GraphDependencyParser(BestEpochWeights, Estimator):
         return rows
 
     # -- prediction ---------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
-        return hasattr(self, "coef_")
-
     def _prepare(self, X, tags, tagger=None):
         sents, source = sentences_of(X)
         if tags is None and tagger is None:

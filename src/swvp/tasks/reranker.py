@@ -365,9 +365,6 @@ class Reranker(Estimator):
         self.history_ = self.grid_
 
     # -- prediction -----------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
-        return hasattr(self, "coef_")
-
     def rerank(self, X, y=None, *, extra=None, k: int | None = None, tags=None) -> dict:
         """Decode ``X``: the base k-best lists, the chosen candidate of each, and (with gold data) the quality of
         the base 1-best, the oracle and the chosen candidates. Returns a dict of flat arrays. ``tags`` (a parser
@@ -473,10 +470,6 @@ class Reranker(Estimator):
         arrays = sparse_weights("coef", self.coef_)
         arrays.update({f"base.{name}": arr for name, arr in barrays.items()})
         save_model(path, MODEL_KIND, meta, arrays)
-
-    @classmethod
-    def _legacy_params(cls, meta: dict) -> dict:
-        raise KeyError("params")
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         cls = BASES[meta["base_kind"]]

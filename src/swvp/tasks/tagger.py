@@ -25,12 +25,10 @@ from swvp.problems.chain import SequenceProblem
 from swvp.problems.latent import LatentSequenceProblem
 from swvp.tasks._inputs import check_columns, check_scored, token_sentences
 from swvp.tasks.base import (
-    Estimator,
+    TrainedEstimator,
     checked_labels,
     checked_weights,
-    dev_score,
     learner_from_settings,
-    problem_digest,
     search_from,
     search_params,
 )
@@ -49,7 +47,7 @@ def _as_xy(X, y, extra):
             ex if extra is None else check_columns(words, extra, "extra"))
 
 
-class SequenceTagger(Estimator):
+class SequenceTagger(TrainedEstimator):
     """A linear-chain tagger trained with the structured perceptron family.
 
     Parameters
@@ -72,6 +70,7 @@ class SequenceTagger(Estimator):
     """
 
     MODEL_KIND = MODEL_KIND
+    KEEPS_VOTED = True
     #: scale of the latent tagger's initial weights (ALGORITHMS.md §7: small random weights break the symmetry)
     LATENT_INIT_SCALE = 0.01
 
@@ -128,20 +127,11 @@ class SequenceTagger(Estimator):
             if dl is None:
                 raise ValueError("dev must be (X, y) or a TaggedCorpus: its labels select the epoch")
             dev_problem = self._problem(dw, dx, self._encode(dl, strict=False))
-        self._has_dev = dev_problem is not None
-        self._data_digest = problem_digest(problem, dev_problem)
-        state = self._resume(resume, self._data_digest, problem.weight_size)
-
-        def epoch_done(stats, result):
-            if on_epoch is not None:
-                self._finish(result)
-                on_epoch(stats, result)
-
-        result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress,
+        state = self._resume_state(resume, problem, dev_problem)
+        result = learner.train(problem, dev=dev_problem, on_epoch=self._finishing(on_epoch), on_progress=on_progress,
                                weights=None if state is not None else weights, resume=state)
-        self._finish(result)
+        self._trained(result)
         self.coef_  # noqa: B018 — materialise now, so the training state (w, u) can be freed
-        self._training = result if result.interrupted and result.resumable else None  # save() keeps it
         return self
 
     @property
@@ -159,20 +149,17 @@ class SequenceTagger(Estimator):
     def coef_(self, value: np.ndarray) -> None:
         self._coef, self._coef_source = value, None
 
-    def _finish(self, result: TrainResult) -> None:
-        """Take the learned state from a (possibly partial) training result."""
-        learner = self._learner()
-        self.history_ = [e.as_dict() for e in result.history]
-        use_best = self.select_epoch and self._has_dev and result.best_weights is not None
+    def _take_weights(self, result: TrainResult, use_best: bool) -> None:
         if use_best:
             self.coef_ = result.best_weights
         else:  # computed when first read: a per-epoch callback that does not read it pays nothing
-            self._coef, self._coef_source = None, (result, learner.average)
-        self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
-        self.dev_score_ = dev_score(result, use_best)
-        self.interrupted_ = result.interrupted
-        self._voted = result.voted
-        self.search_ = learner.resolved()[0]
+            self._coef, self._coef_source = None, (result, self._learner().average)
+
+    def _finish(self, result: TrainResult) -> None:
+        """Take the learned state from a (possibly partial) training result (TrainedEstimator._finish), and the
+        search the model decodes with."""
+        super()._finish(result)
+        self.search_ = self._learner().resolved()[0]
 
     def _state_map(self) -> np.ndarray | None:
         """Each latent state's label id (None: a chain over labels); see the ``latent_states`` parameter."""
@@ -223,7 +210,7 @@ class SequenceTagger(Estimator):
         return self._make_problem(feats, labels)
 
     # -- prediction ---------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
+    def _has_coef(self) -> bool:
         return getattr(self, "_coef", None) is not None or getattr(self, "_coef_source", None) is not None
 
     def predict(self, X, *, extra=None, voted: bool = False, k: int | None = None, constraints=None):

@@ -44,7 +44,7 @@ from swvp.learn.updates import Full
 from swvp.model.layout import SequenceLayout
 from swvp.problems.characters import CharacterChain, segment_offsets
 from swvp.structures.segmentation import LABELS, boundary_labels, segmentation
-from swvp.tasks.base import Estimator, checked_weights
+from swvp.tasks.base import TrainedEstimator, checked_weights
 
 MODEL_KIND = "tokenizer"
 #: epochs of the default learner (the best dev epoch is kept when dev data is given)
@@ -156,7 +156,7 @@ class _Gold:
         self.sentence_size = np.diff(np.concatenate([[-1], sentence_last[:-1], [u.n_units - 1]]))
 
 
-class Tokenizer(Estimator):
+class Tokenizer(TrainedEstimator):
     """Tokenizer and sentence splitter learned from a CoNLL-U treebank (see the module docstring).
 
     Parameters
@@ -175,6 +175,7 @@ class Tokenizer(Estimator):
     """
 
     MODEL_KIND = MODEL_KIND
+    RECORDS_DEV_SCORE = False  # a tokenizer's file records no dev score
 
     def __init__(self, *, learner: Perceptron | None = None, random_state: int | None = 0, segment_length: int = 100,
                  lexicon_min_count: int = 1, lexicon_folds: int = 10, max_lexicon_length: int = 20,
@@ -192,9 +193,6 @@ class Tokenizer(Estimator):
             return self.learner
         return Perceptron(search=Exact(), update=Full(), average=True, epochs=DEFAULT_EPOCHS,
                           random_state=self.random_state)
-
-    def _is_fitted(self) -> bool:
-        return getattr(self, "coef_", None) is not None
 
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, dev=None, *, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
@@ -249,24 +247,10 @@ class Tokenizer(Estimator):
         if dev is not None:
             dgold = _Gold(training_paragraphs(_corpus(dev)))
             dev_problem = CharacterChain(self.features_.transform(dgold.units), dgold.labels)
-        learner = self._learner()
-        self._has_dev = dev_problem is not None
-
-        def epoch_done(stats, result):
-            if on_epoch is not None:
-                self._finish(result)
-                on_epoch(stats, result)
-
-        result = learner.train(problem, dev=dev_problem, on_epoch=epoch_done, on_progress=on_progress)
+        result = self._learner().train(problem, dev=dev_problem, on_epoch=self._finishing(on_epoch),
+                                       on_progress=on_progress)
         self._finish(result)
         return self
-
-    def _finish(self, result: TrainResult) -> None:
-        use_best = self.select_epoch and self._has_dev and result.best_weights is not None
-        self.coef_ = result.best_weights if use_best else result.final_weights(self._learner().average)
-        self.best_epoch_ = result.best_epoch if use_best else (result.history[-1].epoch if result.history else None)
-        self.history_ = [e.as_dict() for e in result.history]
-        self.interrupted_ = result.interrupted
 
     # -- prediction ---------------------------------------------------------------------------------------
     def predict_labels(self, units: CharUnits) -> np.ndarray:
@@ -384,10 +368,6 @@ class Tokenizer(Estimator):
         meta = {"labels": list(LABELS), "features": fmeta, "mwt": self.mwt_,
                 "settings": {"best_epoch": self.best_epoch_}, "history": self.history_}
         return meta, {"coef": coef, **farrays}
-
-    @classmethod
-    def _legacy_params(cls, meta: dict) -> dict:
-        raise ValueError("a tokenizer model file must record its parameters")
 
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         if meta["labels"] != list(LABELS):

@@ -28,7 +28,7 @@ from swvp.learn.search import Beam
 from swvp.model.layout import TransitionLayout
 from swvp.problems.transition import TransitionProblem
 from swvp.tasks import _parsing as P
-from swvp.tasks.base import Estimator, checked_labels
+from swvp.tasks.base import TrainedEstimator, checked_labels
 from swvp.tasks.nbest import NO_PROJECTIVE_TREE, NBest, check_k, fixed_heads, head_constraints, infeasible, kbest_lists
 from swvp.transition.arc_standard import gold_actions
 
@@ -42,7 +42,7 @@ def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 
     return Perceptron(search=Beam(size=beam, select=select), epochs=epochs)
 
 
-class TransitionDependencyParser(P.BestEpochWeights, Estimator):
+class TransitionDependencyParser(P.BestEpochWeights, TrainedEstimator):
     """An arc-standard transition parser with beam search, trained by the violation-fixing perceptron.
 
     Parameters
@@ -149,9 +149,6 @@ class TransitionDependencyParser(P.BestEpochWeights, Estimator):
         return cached[1]
 
     # -- prediction ---------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
-        return self._has_coef()
-
     def parse(self, X, *, tags=None, tagger=None, beam: int | None = None
               ) -> tuple[list[np.ndarray], list[list[str]]]:
         """(heads, deprels) of sentences ``X``: head vectors (int64, n + 1, ``heads[0] = −1``) and DEPREL lists.
