@@ -35,13 +35,14 @@ import numpy as np
 from swvp import conll2018
 from swvp.data.paths import data_root
 from swvp.data.text import Document
+from swvp.learn.folds import fold_of, split
 from swvp.learn.perceptron import Perceptron
 from swvp.learn.search import Beam
 from swvp.tasks._candidates import as_document
 from swvp.tasks.graph_parser import GraphDependencyParser
 from swvp.tasks.lemmatizer import Lemmatizer
 from swvp.tasks.morphology import MorphologicalTagger
-from swvp.tasks.pipeline import _fold_sentences, parser_view, unfitted
+from swvp.tasks.pipeline import parser_view, unfitted
 from swvp.tasks.transition_parser import TransitionDependencyParser
 
 TAG_COLUMNS = ("upos", "xpos", "feats")
@@ -112,7 +113,7 @@ def jackknifed(train: Document, dev: Document, tagger: MorphologicalTagger, fold
     epochs without dev (its last epoch's averaged weights) instead of keeping its best dev epoch."""
     out = copy.deepcopy(train)
     for k in range(folds):
-        rest, held = _fold_sentences(len(train.sentences), folds, k)
+        rest, held = split(fold_of(len(train.sentences), folds, scheme="interleaved"), k)
         fold = unfitted(tagger).fit(Document([train.sentences[i] for i in rest]), dev=None if fixed_epochs else dev)
         for i, labels in zip(held, fold.predict(Document([train.sentences[i] for i in held])), strict=True):
             for w, t in zip(out.sentences[i].words, labels, strict=True):

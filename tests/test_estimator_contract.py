@@ -312,7 +312,8 @@ def test_one_fitted_check_and_one_finish():
     perceptron-trained kind takes its fitted state from a training result by the base's ``_finish``."""
     from swvp.tasks.base import Estimator, TrainedEstimator
 
-    assert [c for c in tasks.ESTIMATORS.values() if "_is_fitted" in vars(c)] == [Pipeline]
+    assert [c for c in tasks.ESTIMATORS.values() if "_is_fitted" in vars(c)] == []
+    assert Pipeline.FITTED_ATTRIBUTE == "stages_"
     trained = {c for c in tasks.ESTIMATORS.values() if issubclass(c, TrainedEstimator)}
     assert trained == {SequenceTagger, GraphDependencyParser, TransitionDependencyParser, Tokenizer,
                        MorphologicalTagger, Lemmatizer}

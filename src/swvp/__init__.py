@@ -11,9 +11,11 @@ import importlib
 from typing import TYPE_CHECKING
 
 from swvp._version import __version__
+from swvp.tasks import KINDS
 
-#: public name → the module that defines it
+#: public name → the module that defines it: the estimators of every model kind (swvp.tasks.KINDS), and these
 _EXPORTS = {
+    **{kind.cls: kind.module for kind in KINDS.values()},
     "Beam": "swvp.learn.search",
     "DataError": "swvp.exceptions",
     "Exact": "swvp.learn.search",
@@ -21,22 +23,16 @@ _EXPORTS = {
     "get_decoding_threads": "swvp.learn.threads",
     "set_decoding_threads": "swvp.learn.threads",
     "Full": "swvp.learn.updates",
-    "GraphDependencyParser": "swvp.tasks.graph_parser",
-    "Lemmatizer": "swvp.tasks.lemmatizer",
-    "MorphologicalTagger": "swvp.tasks.morphology",
     "Greedy": "swvp.learn.search",
     "ModelFormatError": "swvp.exceptions",
     "NotFittedError": "swvp.exceptions",
     "ParameterMixing": "swvp.learn.mixing",
     "Perceptron": "swvp.learn.perceptron",
-    "Pipeline": "swvp.tasks.pipeline",
-    "Reranker": "swvp.tasks.reranker",
-    "SequenceTagger": "swvp.tasks.tagger",
-    "Tokenizer": "swvp.tasks.tokenizer",
-    "TransitionDependencyParser": "swvp.tasks.transition_parser",
     "WeightedViolations": "swvp.learn.updates",
+    "register_stage": "swvp.tasks.stages",
 }
 
+#: a literal list (for static analysis); tests/test_public_api.py checks it names every export
 __all__ = [
     "Beam",
     "DataError",
@@ -59,6 +55,7 @@ __all__ = [
     "__version__",
     "decoding_threads",
     "get_decoding_threads",
+    "register_stage",
     "set_decoding_threads",
 ]
 
@@ -74,6 +71,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from swvp.tasks.morphology import MorphologicalTagger
     from swvp.tasks.pipeline import Pipeline
     from swvp.tasks.reranker import Reranker
+    from swvp.tasks.stages import register_stage
     from swvp.tasks.tagger import SequenceTagger
     from swvp.tasks.tokenizer import Tokenizer
     from swvp.tasks.transition_parser import TransitionDependencyParser

@@ -16,6 +16,7 @@ A source is a path (``.xz``/``.gz`` read transparently), CoNLL-U text (a ``str``
 from __future__ import annotations
 
 import bisect
+import copy
 import io
 import os
 import re
@@ -58,10 +59,24 @@ def _text(source, role: str) -> tuple[str, str]:
     """(name, CoNLL-U text) of a source; a file is read under swvp's text policy (:mod:`swvp.data.textio`)."""
     name = _name(source, role)
     if isinstance(source, Document):
-        return name, source.to_conllu()
+        return name, _with_trees(source).to_conllu()
     if _is_text(source):
         return name, source
     return name, read_text(source)
+
+
+def _with_trees(doc: Document) -> Document:
+    """A document the scorer reads: one with no tree at all (HEAD ``_`` for every word: a tokenizer's output, or a
+    pipeline's without a parser) is scored with each word attached to the one before it (the first to the root), as
+    the scorer reads trees only to score them; tokens, sentences, words, tags and lemmas do not depend on them, and
+    the tree metrics then score that chain. A document with any head is scored as it is."""
+    if not doc.sentences or any(w.head >= 0 for w in doc.words):
+        return doc
+    chained = copy.deepcopy(doc)
+    for sent in chained.sentences:
+        for d, w in enumerate(sent.words):
+            w.head = d
+    return chained
 
 
 def _load(source, role: str):
@@ -104,7 +119,8 @@ def evaluate(gold: Source, system: Source) -> dict[str, dict]:
 
     Returns ``{metric: {precision, recall, f1, aligned_accuracy, correct, gold_total, system_total, aligned_total}}``
     for the 13 :data:`METRICS` (fractions in [0, 1], counts as ints; ``aligned_*`` None where the scorer has none),
-    ready for ``json.dumps``. A file the scorer cannot read, or texts that differ, raise
+    ready for ``json.dumps``. A system :class:`~swvp.data.text.Document` without trees is scored with a chain in
+    their place (:func:`_with_trees`). A file the scorer cannot read, or texts that differ, raise
     :class:`~swvp.exceptions.DataError` naming the file (and the line where known).
     """
     gold_name, gold_ud = _load(gold, "gold")

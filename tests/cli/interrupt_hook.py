@@ -59,7 +59,7 @@ if __name__ == "__main__":
         from swvp.tasks.pipeline import Pipeline
 
         in_parser = [False]
-        fit_parser, run_epoch = Pipeline._fit_parser, CompiledProblem.run_epoch
+        fit_parser, run_epoch = Pipeline._fit_on_predicted, CompiledProblem.run_epoch
 
         def parser_stage(*args, **kwargs):
             in_parser[0] = True
@@ -68,7 +68,7 @@ if __name__ == "__main__":
             finally:
                 in_parser[0] = False
 
-        Pipeline._fit_parser = parser_stage
+        Pipeline._fit_on_predicted = parser_stage
         _patch(CompiledProblem, "run_epoch")
         counted = CompiledProblem.run_epoch
         CompiledProblem.run_epoch = lambda *a, **k: (counted if in_parser[0] else run_epoch)(*a, **k)

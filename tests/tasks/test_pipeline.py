@@ -88,7 +88,7 @@ def test_the_parser_learns_from_jackknifed_tags(treebank):
     assert "jackknife" not in gold_tags.stage_cpu_seconds_
     with pytest.raises(ValueError, match="jackknife"):
         small_pipeline(jackknife=1).fit(treebank["train"])
-    with pytest.raises(ValueError, match="needs the tagger"):
+    with pytest.raises(ValueError, match="needs a stage before it that provides upos"):
         small_pipeline(stages=("parser",)).fit(treebank["train"])
 
 

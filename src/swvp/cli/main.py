@@ -322,32 +322,21 @@ def _cmd_swvp_strategies(args) -> int:
 
 
 def _model_and_commands(path):
-    """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate)."""
+    """The model in ``path`` (any kind: the tasks' registry reads its header) and its (predict, evaluate), by the
+    family the registry gives its kind."""
     from swvp.cli import parsing, pipeline, reranking, tagging
     from swvp.exceptions import ModelFormatError
-    from swvp.tasks import (
-        GraphDependencyParser,
-        Lemmatizer,
-        MorphologicalTagger,
-        Pipeline,
-        Reranker,
-        SequenceTagger,
-        Tokenizer,
-        TransitionDependencyParser,
-        load,
-    )
+    from swvp.tasks import KINDS, load
 
-    document = (pipeline.cmd_predict_document, pipeline.cmd_evaluate_document)
-    commands = {SequenceTagger: (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
-                GraphDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
-                TransitionDependencyParser: (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
-                Reranker: (reranking.cmd_predict_reranker, reranking.cmd_evaluate_reranker),
-                Pipeline: document, Tokenizer: document, MorphologicalTagger: document, Lemmatizer: document}
+    commands = {"tagger": (tagging.cmd_predict_tagger, tagging.cmd_evaluate_tagger),
+                "parser": (parsing.cmd_predict_parser, parsing.cmd_evaluate_parser),
+                "reranker": (reranking.cmd_predict_reranker, reranking.cmd_evaluate_reranker),
+                "document": (pipeline.cmd_predict_document, pipeline.cmd_evaluate_document)}
     try:
         model = load(path)
     except (IndexError, KeyError, TypeError, AttributeError) as err:  # a header / array the loader does not check
         raise ModelFormatError(f"{path}: inconsistent model file ({err!r})") from err
-    return model, commands[type(model)]
+    return model, commands[KINDS[model.MODEL_KIND].family]
 
 
 def _cmd_predict(args) -> int:

@@ -155,7 +155,6 @@ def check_plot(path: str | None, model: str, inputs) -> None:
 # ------------------------------------------------------------------------------------------ options by model kind
 TAGGER, GRAPH, TRANSITION = "sequence-tagger", "graph-parser", "transition-parser"
 RERANK_TAGGER, RERANK_GRAPH, RERANK_TRANSITION = (f"reranker:{k}" for k in (TAGGER, GRAPH, TRANSITION))
-DOCUMENT_KINDS = ("pipeline", "tokenizer", "morphological-tagger", "lemmatizer")
 _PARSERS = frozenset((GRAPH, TRANSITION, RERANK_GRAPH, RERANK_TRANSITION))
 _LABELLED = frozenset((TAGGER, GRAPH, TRANSITION, RERANK_TAGGER, RERANK_GRAPH, RERANK_TRANSITION))
 

@@ -3,24 +3,27 @@ morphological tagger, lemmatizer): a thin shell over :mod:`swvp.tasks.pipeline`.
 
 from __future__ import annotations
 
-import copy
 import shlex
 import sys
 
 from swvp.cli.options import bounded_int, check_output, option, positive_int, refuse
 from swvp.cli.streaming import check_inputs, check_parse_model, run_stream
 from swvp.exceptions import SwvpError
+from swvp.tasks.stages import BUILT_IN
 
 INPUTS = ("raw", "conllu", "tokenized")  # swvp.tasks.streaming.INPUTS (named here: --help imports no task)
+STAGES = tuple(spec.name for spec in BUILT_IN)
+#: --parser: the parser stage's kinds without their "-parser"
+PARSERS = tuple(kind.removesuffix("-parser") for spec in BUILT_IN if spec.name == "parser" for kind in spec.kinds)
 
 
 def add_train_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training treebank (CoNLL-U with # text lines)")
     p.add_argument("--dev", help="development treebank (epoch selection of every stage)")
     p.add_argument("--model", required=True, help="model file to write (.npz)")
-    p.add_argument("--stages", default="tokenizer,tagger,lemmatizer,parser",
-                   help="comma-separated stages to train (default: all four)")
-    p.add_argument("--parser", choices=["transition", "graph"], default="transition",
+    p.add_argument("--stages", default=",".join(STAGES),
+                   help=f"comma-separated stages to train, in order, among {', '.join(STAGES)} (default: all)")
+    p.add_argument("--parser", choices=PARSERS, default=PARSERS[0],
                    help="transition: arc-standard beam search (default); graph: Eisner, order 2")
     p.add_argument("--jackknife", type=bounded_int(0), default=5, metavar="K",
                    help="folds of jack-knifed tags for the parser's training data (0: gold tags, or K >= 2; "
@@ -49,32 +52,20 @@ def add_train_arguments(p) -> None:
 
 
 def _pipeline(args):
-    from swvp.learn.perceptron import Perceptron
-    from swvp.learn.search import Beam
-    from swvp.tasks.graph_parser import GraphDependencyParser
-    from swvp.tasks.lemmatizer import Lemmatizer
-    from swvp.tasks.morphology import MorphologicalTagger
-    from swvp.tasks.pipeline import STAGES, Pipeline
-    from swvp.tasks.tokenizer import Tokenizer
+    """The pipeline the options ask for: every stage the built-in default (swvp.tasks.stages.default_stage)."""
+    from swvp.tasks.pipeline import Pipeline
+    from swvp.tasks.stages import default_stage
 
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise SwvpError(f"--stages: unknown stage(s) {', '.join(unknown)} (choose from {', '.join(STAGES)})")
     tag_features = tuple(f.strip() for f in args.tag_features.split(",") if f.strip())
-    seed = args.seed
-    if args.parser == "transition":
-        from swvp.tasks.transition_parser import TransitionDependencyParser
-
-        parser = TransitionDependencyParser(tag_features=tag_features, nonprojective="lift", learner=Perceptron(
-            search=Beam(size=8, select="max-violation"), epochs=args.parser_epochs or 15, random_state=seed))
-    else:
-        parser = GraphDependencyParser(order=2, tag_features=tag_features,
-                                       learner=Perceptron(epochs=args.parser_epochs or 10, random_state=seed))
-    return Pipeline(tokenizer=Tokenizer(random_state=seed), tagger=MorphologicalTagger(
-        features="morph", learner=Perceptron(random_state=seed)), lemmatizer=Lemmatizer(
-        learner=Perceptron(random_state=seed)), parser=parser, stages=stages, jackknife=args.jackknife,
-        jobs=args.jobs, missing="skip" if args.skip_missing else "refuse")
+    built = {name: default_stage(name, parser=f"{args.parser}-parser", seed=args.seed,
+                                 parser_epochs=args.parser_epochs, tag_features=tag_features)
+             for name in STAGES}
+    return Pipeline(**built, stages=stages, jackknife=args.jackknife, jobs=args.jobs,
+                    missing="skip" if args.skip_missing else "refuse")
 
 
 #: options of ``train pipeline`` that only the parser stage reads
@@ -88,8 +79,10 @@ def cmd_train_pipeline(args) -> int:
     if "parser" not in pipeline.stages:
         refuse("train pipeline", [d for d in PARSER_ONLY if d in args.given], "applies to the parser stage only "
                                                                               "(--stages ...,parser)")
-    if args.jackknife == 1:
-        raise SwvpError("train pipeline: --jackknife must be 0 (gold tags) or a number of folds >= 2, got 1")
+    try:
+        pipeline._validate()  # the stages against each other, before any data is read
+    except ValueError as err:
+        raise SwvpError(f"train pipeline: {err}") from None
     try:
         pipeline.fit(args.train, dev=args.dev, progress=not args.quiet, checkpoint=ckpt, resume=bool(args.resume))
         pipeline.save(args.model, lossless=args.lossless)
@@ -159,25 +152,6 @@ def continue_command(args, folder) -> str:
 # ----------------------------------------------------------------------------------------------- reading input
 
 
-def _analyze(model, text: str):
-    from swvp.tasks.pipeline import Pipeline
-    from swvp.tasks.tokenizer import Tokenizer
-
-    if isinstance(model, Tokenizer):
-        return model.tokenize(text)
-    if isinstance(model, Pipeline):
-        return model.analyze(text)
-    raise SwvpError(f"a {model.MODEL_KIND} model reads CoNLL-U (--input conllu), not raw text")
-
-
-def _annotate(model, doc):
-    from swvp.tasks.tokenizer import Tokenizer
-
-    if isinstance(model, Tokenizer):
-        raise SwvpError("a tokenizer model reads raw text (--input raw)")
-    return model.annotate(doc)
-
-
 def cmd_parse(args) -> int:
     from swvp.tasks import load
 
@@ -202,11 +176,12 @@ def cmd_parse(args) -> int:
 def cmd_predict_document(model, args) -> int:
     """``swvp predict`` with a document model: CoNLL-U in (a tokenizer: raw text), every predicted column out, as
     the input is read."""
+    from swvp.tasks.stages import reads_raw_text
     from swvp.tasks.streaming import DocumentStream
-    from swvp.tasks.tokenizer import Tokenizer
 
     check_inputs([args.input])
-    stream = DocumentStream(model, input="raw" if isinstance(model, Tokenizer) else "conllu")
+    raw = reads_raw_text(model) and model.MODEL_KIND != "pipeline"  # a pipeline's predict fills given CoNLL-U
+    stream = DocumentStream(model, input="raw" if raw else "conllu")
     return run_stream(stream, lambda: stream.run([args.input], args.output), args.output)
 
 
@@ -215,26 +190,23 @@ def _evaluate(model, gold: str, kind: str) -> dict:
     from swvp import conll2018
     from swvp.data.conllu import read_conllu
     from swvp.data.text import document_from_conllu, raw_text_of_conllu
-    from swvp.tasks.tokenizer import Tokenizer
+    from swvp.tasks.stages import analyze_texts, annotate
 
     corpus = read_conllu(gold)
-    if kind == "conllu":
-        system = _annotate(model, document_from_conllu(corpus))
-    else:
-        system = _analyze(model, raw_text_of_conllu(corpus))
-    if isinstance(model, Tokenizer) or system.sentences and all(w.head < 0 for w in system.words):
-        system = copy.deepcopy(system)
-        for sent in system.sentences:  # the scorer reads trees; tokens, sentences and words do not depend on them
-            for d, w in enumerate(sent.words):
-                w.head = d
+    try:
+        if kind == "conllu":
+            system = annotate(model, document_from_conllu(corpus))
+        else:
+            system = analyze_texts(model, [raw_text_of_conllu(corpus)])[0]
+    except ValueError as err:
+        raise SwvpError(str(err)) from None
     return conll2018.evaluate(gold, system)
 
 
 def cmd_evaluate_document(model, args) -> int:
     from swvp.cli.evaluation import print_scores
-    from swvp.tasks.tokenizer import Tokenizer
+    from swvp.tasks.stages import reads_raw_text
 
-    raw = isinstance(model, Tokenizer) or (model.MODEL_KIND == "pipeline" and "tokenizer" in model.stages_)
-    kind = "conllu" if args.gold_tokens or not raw else "raw"
+    kind = "conllu" if args.gold_tokens or not reads_raw_text(model) else "raw"
     print_scores(_evaluate(model, args.input, kind), as_json=args.json)
     return 0

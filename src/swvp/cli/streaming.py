@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from swvp.cli.options import DOCUMENT_KINDS, PARSE_INPUTS, describe, model_kind
+from swvp.cli.options import PARSE_INPUTS, describe, model_kind
 from swvp.exceptions import SwvpError
+from swvp.tasks import DOCUMENT_KINDS
 
 #: exit statuses (README "Exit status")
 EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130

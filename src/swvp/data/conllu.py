@@ -121,6 +121,10 @@ class ConlluSentence:
     blank_after: int = 0
     #: The FEATS column of each word.
     feats: list[str] | None = None
+    #: The MISC column of each word.
+    misc: list[str] | None = None
+    #: The multiword ranges: (first word, last word, FORM, MISC) of each range line.
+    ranges: list[tuple[int, int, str, str]] | None = None
 
     def __len__(self) -> int:
         return len(self.forms)
@@ -273,7 +277,8 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
     words: list[list[str]] = []  # the columns of each word line
     heads: list[int] = [-1]
     word_rows: list[int] = []
-    ranges: list[tuple[int, int]] = []  # (last word of a multiword range, its line)
+    ranges: list[tuple[int, int, str, str]] = []  # (first word, last word, FORM, MISC) of each multiword range
+    range_lines: list[int] = []
     range_end = 0
     empty_k, empty_m = -1, 0
     in_tokens = False
@@ -331,7 +336,8 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
                     "and not overlap another range"
                 )
             range_end = b
-            ranges.append((b, ln))
+            ranges.append((a, b, cols[1], cols[9]))
+            range_lines.append(ln)
         else:
             k, _, m = tid
             if k != expected - 1:
@@ -344,7 +350,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
     if n == 0:
         what = "comment lines without" if not in_tokens else "sentence without"
         raise DataError(file, base + start + 1, f"{what} any word line (integer ID)")
-    for b, ln in ranges:
+    for (_, b, _, _), ln in zip(ranges, range_lines):
         if b > n:
             raise DataError(file, ln, f"multiword token range ends at {b}, after the last word {n}")
     first = base + start + 1
@@ -355,7 +361,7 @@ def _parse_block(lines: list[str], start: int, end: int, file: str | None, plain
     return ConlluSentence(
         [c[1] for c in words], [c[2] for c in words], [c[_UPOS] for c in words], [c[_XPOS] for c in words],
         head_array, [c[_DEPREL] for c in words], [first + w for w in word_rows], lines[start:end], word_rows, first,
-        feats=[c[_FEATS] for c in words],
+        feats=[c[_FEATS] for c in words], misc=[c[9] for c in words], ranges=ranges,
     )
 
 

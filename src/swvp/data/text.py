@@ -79,13 +79,15 @@ class Token:
 class Sentence:
     """A sentence: its tokens, its id (None: numbered when written), the ``# newdoc`` / ``# newpar`` marks (False,
     True, or the id written after them) and other comment lines kept verbatim (``# key = value`` lines other than
-    ``sent_id``, ``text``, ``newdoc`` and ``newpar``)."""
+    ``sent_id``, ``text``, ``newdoc`` and ``newpar``); ``source_text``: the ``# text`` it was read with (None for a
+    sentence made from text: a tokenizer trains on it, the ``# text`` written is always :attr:`text`)."""
 
     tokens: list[Token]
     sent_id: str | None = None
     newdoc: bool | str = False
     newpar: bool | str = False
     comments: list[str] = field(default_factory=list)
+    source_text: str | None = None
 
     def __post_init__(self) -> None:
         self.number_words()
@@ -249,44 +251,41 @@ def document_from_conllu(corpus: ConlluCorpus) -> Document:
 
 
 def _sentence(s: ConlluSentence) -> Sentence:
+    """A document's sentence from a read one: its columns as the reader parsed them (no line is split again), its
+    multiword ranges, and its comment lines."""
     sent = Sentence([])
     for line in s.lines:
         if line.startswith("#"):
-            key, _, value = line[1:].strip().partition("=")
+            key, sep, value = line[1:].strip().partition("=")
             key, value = key.strip(), value.strip()
             if key == "sent_id":
                 sent.sent_id = value
             elif key == "text":
-                pass
+                if sep and sent.source_text is None:  # the first "# text = ..." line counts
+                    sent.source_text = value
             elif key.split(" ")[0] in ("newdoc", "newpar"):
                 name = key.split(" ")[0]
                 setattr(sent, name, value if key.endswith(" id") and value else True)
             else:
                 sent.comments.append(line)
-    range_end = 0
-    current: Token | None = None
-    for r, line in enumerate(s.lines):
-        if line.startswith("#"):
+    n = len(s.forms)
+    feats = s.feats if s.feats is not None else [_MISSING] * n
+    heads = s.heads.tolist() if s.heads is not None else None
+    words = [Word(s.forms[i], lemma=s.lemmas[i], upos=s.upos[i], xpos=s.xpos[i], feats=feats[i],
+                  head=-1 if heads is None else heads[i + 1], deprel=s.deprels[i], misc=s.misc[i],
+                  line=s.line_numbers[i], id=i + 1) for i in range(n)]
+    ranges = {a: (b, form, misc) for a, b, form, misc in s.ranges}
+    d = 1
+    while d <= n:
+        if d in ranges:
+            b, form, misc = ranges[d]
+            sent.tokens.append(Token(form, words[d - 1:b], SPACE_AFTER_NO not in misc_items(misc), misc))
+            d = b + 1
             continue
-        cols = line.split("\t")
-        tid = cols[0]
-        if "." in tid:
-            continue
-        if "-" in tid:
-            a, b = tid.split("-")
-            range_end = int(b)
-            current = Token(cols[1], [], SPACE_AFTER_NO not in misc_items(cols[9]), cols[9])
-            sent.tokens.append(current)
-            continue
-        head = -1 if cols[6] == _MISSING else int(cols[6])
-        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9], s.first_line + r, int(tid))
-        if current is not None and int(tid) <= range_end:
-            current.words.append(word)
-            continue
-        current = None
-        misc = cols[9]
-        word.misc = _MISSING
-        sent.tokens.append(Token(cols[1], [word], SPACE_AFTER_NO not in misc_items(misc), misc))
+        word = words[d - 1]
+        misc, word.misc = word.misc, _MISSING
+        sent.tokens.append(Token(word.form, [word], SPACE_AFTER_NO not in misc_items(misc), misc))
+        d += 1
     return sent
 
 
@@ -305,16 +304,8 @@ def raw_text_of_conllu(corpus: ConlluCorpus) -> str:
     none or one that does not hold the forms.
     """
     with gc_paused():
-        texts = _paragraph_texts(document_from_conllu(corpus), corpus)[0]
+        texts = _paragraph_texts(document_from_conllu(corpus))[0]
     return "\n\n".join(texts) + ("\n" if texts else "")
-
-
-def _comment_pairs(s: ConlluSentence) -> Iterator[tuple[str, str]]:
-    for line in s.lines:
-        if line.startswith("#"):
-            key, sep, value = line[1:].partition("=")
-            if sep:
-                yield key.strip(), value.strip()
 
 
 def tokenized_document(text: str) -> Document:
@@ -373,8 +364,9 @@ def _nonspace(s: str) -> str:
     return "".join(s.split())
 
 
-def training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
-    """The paragraphs of a treebank as raw text with their gold tokens aligned (what a tokenizer trains on).
+def training_paragraphs(doc: Document | ConlluCorpus) -> list[TrainingParagraph]:
+    """The paragraphs of a treebank (a read corpus, or its :func:`document_from_conllu`) as raw text with their gold
+    tokens aligned (what a tokenizer trains on).
 
     A paragraph starts at ``# newpar`` / ``# newdoc`` (a treebank without either is one paragraph). Its text is
     the sentences' ``# text`` lines joined by one space, or by nothing after a sentence whose last token has
@@ -384,22 +376,21 @@ def training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
     ``SpaceAfter`` says still aligns.
     """
     with gc_paused():  # the document's small objects form no cycle: the collector's passes cost 4/5 of the time
-        return _training_paragraphs(corpus)
+        return _training_paragraphs(doc if isinstance(doc, Document) else document_from_conllu(doc))
 
 
-def _paragraph_texts(doc: Document, corpus: ConlluCorpus) -> tuple[list[str], list[tuple[list[Sentence], int]],
-                                                                    list[int]]:
+def _paragraph_texts(doc: Document) -> tuple[list[str], list[tuple[list[Sentence], int]], list[int]]:
     """The paragraphs of a treebank as text (the one rule of :func:`training_paragraphs` and
     :func:`raw_text_of_conllu`), each with its sentences and how many of their texts were rebuilt from the forms,
     and the non-whitespace length of every token's form, in order."""
     groups: list[tuple[list[str], list[Sentence], int]] = []
     sizes: list[int] = []
-    for cs, sent in zip(corpus.sentences, doc.sentences):
+    for sent in doc.sentences:
         if not groups or sent.newdoc or sent.newpar:
             groups.append(([], [], 0))
         parts, sents, rebuilt = groups[-1]
         forms = [t.form for t in sent.tokens]
-        text = next((v for k, v in _comment_pairs(cs) if k == "text"), None)
+        text = sent.source_text
         if text is None or _nonspace(text) != _nonspace("".join(forms)):
             text = sent.text
             groups[-1] = (parts, sents, rebuilt + 1)
@@ -411,9 +402,8 @@ def _paragraph_texts(doc: Document, corpus: ConlluCorpus) -> tuple[list[str], li
     return ["".join(parts) for parts, _, _ in groups], [(sents, rebuilt) for _, sents, rebuilt in groups], sizes
 
 
-def _training_paragraphs(corpus: ConlluCorpus) -> list[TrainingParagraph]:
-    doc = document_from_conllu(corpus)
-    texts, groups, sizes = _paragraph_texts(doc, corpus)
+def _training_paragraphs(doc: Document) -> list[TrainingParagraph]:
+    texts, groups, sizes = _paragraph_texts(doc)
     # every paragraph's non-whitespace characters are its forms' (_paragraph_texts checks it): align all tokens at
     # once on the paragraphs joined by newlines
     starts = np.cumsum([0] + [len(t) + 1 for t in texts])[:-1].astype(INT)

@@ -1,7 +1,11 @@
-"""The task estimators, and the one registry of model kinds: ``{kind: class}`` (a model file names its kind).
+"""The task estimators, and the one registry of model kinds (:data:`KINDS`: a model file names its kind).
 
-:func:`load` reads any model file and returns the estimator of its kind; the command line's ``predict`` and
-``evaluate`` and the experiments go through it and through the estimators, never around them.
+From this one table come the estimators ``swvp`` exports, the class :func:`load` builds for a file, the stages a
+pipeline file may hold (:mod:`swvp.tasks.stages` adds the users' registered stage kinds) and the commands the command
+line runs on a model (its ``family``). :func:`load` reads any model file and returns the estimator of its kind; the
+command line's ``predict`` and ``evaluate`` and the experiments go through it and through the estimators, never
+around them. Importing this module imports no estimator and nothing compiled (the command line's ``--help`` reads
+the table).
 
 The estimators are imported when first used (PEP 562 ``__getattr__``): importing one task, or loading a model of
 one kind, does not import the others (each pulls in its own structures, features and compiled kernels).
@@ -11,30 +15,43 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from swvp.exceptions import ModelFormatError
-from swvp.persistence import load_model
-from swvp.tasks.base import Estimator
 
-#: Model kind (the ``kind`` of a model file's header) → (module, class) of its estimator; each class's
-#: ``MODEL_KIND`` says the same (tests/test_estimator_contract.py checks).
-KINDS: dict[str, tuple[str, str]] = {
-    "sequence-tagger": ("swvp.tasks.tagger", "SequenceTagger"),
-    "graph-parser": ("swvp.tasks.graph_parser", "GraphDependencyParser"),
-    "transition-parser": ("swvp.tasks.transition_parser", "TransitionDependencyParser"),
-    "reranker": ("swvp.tasks.reranker", "Reranker"),
-    "tokenizer": ("swvp.tasks.tokenizer", "Tokenizer"),
-    "morphological-tagger": ("swvp.tasks.morphology", "MorphologicalTagger"),
-    "lemmatizer": ("swvp.tasks.lemmatizer", "Lemmatizer"),
-    "pipeline": ("swvp.tasks.pipeline", "Pipeline"),
+
+class Kind(NamedTuple):
+    """A model kind's estimator — its module and class — and its ``family``: which of the command line's
+    ``predict`` / ``evaluate`` commands read it (``"tagger"``, ``"parser"``, ``"reranker"``, or ``"document"``:
+    CoNLL-U documents or raw text in, CoNLL-U out)."""
+
+    module: str
+    cls: str
+    family: str
+
+
+#: Model kind (the ``kind`` of a model file's header) → its :class:`Kind`; each class's ``MODEL_KIND`` says the same
+#: (tests/test_estimator_contract.py checks).
+KINDS: dict[str, Kind] = {
+    "sequence-tagger": Kind("swvp.tasks.tagger", "SequenceTagger", "tagger"),
+    "graph-parser": Kind("swvp.tasks.graph_parser", "GraphDependencyParser", "parser"),
+    "transition-parser": Kind("swvp.tasks.transition_parser", "TransitionDependencyParser", "parser"),
+    "reranker": Kind("swvp.tasks.reranker", "Reranker", "reranker"),
+    "tokenizer": Kind("swvp.tasks.tokenizer", "Tokenizer", "document"),
+    "morphological-tagger": Kind("swvp.tasks.morphology", "MorphologicalTagger", "document"),
+    "lemmatizer": Kind("swvp.tasks.lemmatizer", "Lemmatizer", "document"),
+    "pipeline": Kind("swvp.tasks.pipeline", "Pipeline", "document"),
 }
-_CLASSES = {cls: module for module, cls in KINDS.values()}
+#: the kinds whose models read and write documents (``swvp parse``, document ``predict`` / ``evaluate``)
+DOCUMENT_KINDS = tuple(kind for kind, k in KINDS.items() if k.family == "document")
+_CLASSES = {k.cls: k.module for k in KINDS.values()}
+_CLASSES["Estimator"] = "swvp.tasks.base"
 
 __all__ = ["ESTIMATORS", "Estimator", "GraphDependencyParser", "Lemmatizer", "MorphologicalTagger", "Pipeline",
            "Reranker", "SequenceTagger", "Tokenizer", "TransitionDependencyParser", "load"]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from __getattr__
+    from swvp.tasks.base import Estimator
     from swvp.tasks.graph_parser import GraphDependencyParser
     from swvp.tasks.lemmatizer import Lemmatizer
     from swvp.tasks.morphology import MorphologicalTagger
@@ -53,7 +70,7 @@ def estimator_class(kind) -> type[Estimator] | None:
     entry = KINDS.get(kind)
     if entry is None:
         return None
-    return getattr(importlib.import_module(entry[0]), entry[1])
+    return getattr(importlib.import_module(entry.module), entry.cls)
 
 
 def __getattr__(name: str):
@@ -73,6 +90,8 @@ def __dir__() -> list[str]:
 
 def load(path: str | os.PathLike) -> Estimator:
     """The estimator saved in ``path``, of whatever kind its header names (``ModelFormatError`` otherwise)."""
+    from swvp.persistence import load_model
+
     meta, arrays = load_model(path)
     cls = estimator_class(meta.get("kind"))
     if cls is None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
 from swvp._config import FLOAT, INT
 from swvp.data.conllu import find_tree_error, read_conllu
+from swvp.data.text import Document
 from swvp.data.textio import display_name
 from swvp.exceptions import DataError
 from swvp.features.arc import sentence_column
@@ -26,6 +28,69 @@ class TokenSentence(SimpleNamespace):
     were (word, tag) pairs; no lemmas, features or tree."""
 
 
+class ParserSentence(NamedTuple):
+    """A sentence of a :class:`~swvp.data.text.Document` as the parsers read it (the one adapter between the
+    pipeline's documents and the parsers' column reading): its words' columns, the gold heads ((n + 1,) int64 with
+    −1 at 0, or None where no word has a head) and each word's line in its file (None for words made from text)."""
+
+    forms: list[str]
+    lemmas: list[str]
+    upos: list[str]
+    xpos: list[str]
+    feats: list[str]
+    heads: np.ndarray | None
+    deprels: list[str]
+    line_numbers: list[int] | None
+
+
+def parser_sentences(doc: Document) -> list[ParserSentence]:
+    """The sentences of ``doc`` as :class:`ParserSentence` objects."""
+    out = []
+    for s in doc.sentences:
+        words = s.words
+        heads = None
+        if any(w.head >= 0 for w in words):
+            heads = np.fromiter((-1, *(w.head for w in words)), INT, len(words) + 1)
+        out.append(ParserSentence([w.form for w in words], [w.lemma for w in words], [w.upos for w in words],
+                                  [w.xpos for w in words], [w.feats for w in words], heads,
+                                  [w.deprel for w in words],
+                                  [w.line for w in words] if words and words[0].line else None))
+    return out
+
+
+class DocumentParser:
+    """What makes a dependency parser a pipeline stage (:mod:`swvp.tasks.stages`): it provides HEAD and DEPREL,
+    requires the POS column it reads (and FEATS when ``tag_features`` join it), and learns from predicted tags."""
+
+    provides = ("head", "deprel")
+    trains_on_predicted = True
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        need = ["tokens", self.tags]
+        if getattr(self, "tag_features", ()):
+            need.append("feats")
+        if getattr(self, "word", "form") == "lemma":
+            need.append("lemma")
+        return tuple(need)
+
+    @staticmethod
+    def check_data(doc: Document) -> str | None:
+        """Why ``doc`` cannot train a parser (a sentence without HEAD), or None."""
+        if any(all(w.head < 0 for w in s.words) for s in doc.sentences):
+            return "the training file has sentences without HEAD ('_'): no trees to learn from"
+        return None
+
+    def annotate(self, doc: Document) -> Document:
+        """Write HEAD and DEPREL of every word of ``doc`` (in place; DEPREL ``root``/``dep`` without a labeller)."""
+        heads, rels = self.parse(doc)
+        for sent, h, r in zip(doc.sentences, heads, rels if rels is not None else [None] * len(heads), strict=True):
+            for d, w in enumerate(sent.words, start=1):
+                w.head = int(h[d])
+                w.deprel = r[d - 1] if r is not None else ("root" if h[d] == 0 else "dep")
+        return doc
+
+
 def sentences_of(X) -> tuple[list, str | None]:
     """Sentences and the file name errors should report.
 
@@ -36,6 +101,8 @@ def sentences_of(X) -> tuple[list, str | None]:
     if isinstance(X, (str, os.PathLike)):
         corpus = read_conllu(X)
         return list(corpus.sentences), display_name(X)
+    if isinstance(X, Document):
+        return parser_sentences(X), None
     if hasattr(X, "sentences"):
         return list(X.sentences), getattr(X, "path", None)
     sents = sentence_list(X)

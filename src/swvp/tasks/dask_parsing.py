@@ -174,10 +174,9 @@ def analyze_partition(texts: Iterable[str], model) -> list[Document]:
     """One partition of a ``dask.bag`` of raw texts, analyzed by a pipeline (or tokenized by a tokenizer): a
     :class:`~swvp.data.text.Document` per text, in order —
     ``bag.map_partitions(analyze_partition, client.scatter(pipeline, broadcast=True))``."""
-    texts = list(texts)
-    if model.MODEL_KIND == "tokenizer":
-        return model.tokenize_texts(texts)
-    return model.analyze_texts(texts)
+    from swvp.tasks.stages import analyze_texts
+
+    return analyze_texts(model, list(texts))
 
 
 def conllu_partition(texts: Iterable[str], model) -> list[str]:

@@ -28,6 +28,7 @@ from swvp.learn.perceptron import EpochStats, Perceptron, TrainResult
 from swvp.problems.tree import TreeProblem, decoder_code
 from swvp.tasks._parsing import (
     BestEpochWeights,
+    DocumentParser,
     attachment_report,
     check_tag_column,
     dense_weights,
@@ -45,7 +46,7 @@ MODEL_KIND = "graph-parser"
 __all__ = ["GraphDependencyParser", "MODEL_KIND"]
 
 
-class GraphDependencyParser(BestEpochWeights, TrainedEstimator):
+class GraphDependencyParser(DocumentParser, BestEpochWeights, TrainedEstimator):
     """A graph-based dependency parser (McDonald et al. 2005; McDonald & Pereira 2006) trained with the
     structured perceptron family (CSP or SWVP; Dror & Reichart 2016).
 

@@ -52,6 +52,17 @@ class Lemmatizer(CandidateTagger):
         super().__init__(features=features, learner=learner, max_candidates=max_candidates, rare=rare,
                          suffix_length=suffix_length, hash_bits=hash_bits, select_epoch=select_epoch)
 
+    provides = ("lemma",)  # the stage contract (swvp.tasks.stages): it reads each word's UPOS
+    requires = ("tokens", "upos")
+
+    @staticmethod
+    def check_data(doc) -> str | None:
+        """Why ``doc`` cannot train a lemmatizer (no LEMMA for most words), or None."""
+        words = doc.words
+        if sum(w.lemma == "_" for w in words) > len(words) // 2:
+            return "the training file has no LEMMA column ('_' for most words)"
+        return None
+
     def _gold(self, words: list[Word], source: str | None) -> list[str]:
         missing = sum(w.lemma == "_" for w in words)
         if missing == len(words) or missing > len(words) // 2:

@@ -45,6 +45,19 @@ class MorphologicalTagger(CandidateTagger):
                          suffix_length=suffix_length, hash_bits=hash_bits, select_epoch=select_epoch)
         self.columns = columns
 
+    @property
+    def provides(self) -> tuple[str, ...]:
+        """The stage contract (:mod:`swvp.tasks.stages`): the columns it tags; it reads the tokens only."""
+        return tuple(self.columns)
+
+    requires = ("tokens",)
+
+    def check_data(self, doc) -> str | None:
+        """Why ``doc`` cannot train this tagger (a word without UPOS when UPOS is tagged), or None."""
+        if "upos" in self.columns and any(w.upos == "_" for w in doc.words):
+            return "the training file has words without UPOS ('_')"
+        return None
+
     def _columns(self) -> tuple[str, ...]:
         cols = tuple(self.columns)
         if not cols or any(c not in COLUMNS for c in cols) or len(set(cols)) != len(cols):

@@ -1,7 +1,9 @@
 """``Pipeline``: from raw text to a full UD analysis — tokens, sentences, multiword tokens, UPOS / XPOS / FEATS,
 lemmas and a dependency tree — every stage trained by swvp's perceptron engine from one CoNLL-U treebank.
 
-Stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
+The pipeline is an ordered list of stages, each meeting one contract (:mod:`swvp.tasks.stages`: what it provides
+and requires, ``fit`` and ``annotate`` on a :class:`~swvp.data.text.Document`); a user's own stage may replace a
+built-in one or be added. The built-in stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
 
 * ``tokenizer`` — :class:`~swvp.tasks.tokenizer.Tokenizer`: tokens, sentences and multiword tokens from raw text;
 * ``tagger`` — :class:`~swvp.tasks.morphology.MorphologicalTagger`: UPOS, XPOS and FEATS as one joint tag;
@@ -10,7 +12,8 @@ Stages (each an estimator usable on its own, :attr:`Pipeline.stages_`):
   VerbForm as its tag, non-projective training trees lifted) or :class:`~swvp.tasks.graph_parser.GraphDependencyParser`,
   trained on **jack-knifed** predicted tags: the training
   sentences are split into ``jackknife`` folds, each fold tagged by a tagger trained on the others, so that the
-  parser learns from tags as wrong as those it will see (``jackknife=0``: gold tags).
+  parser learns from tags as wrong as those it will see (``jackknife=0``: gold tags). Any stage that declares
+  ``trains_on_predicted`` is trained so, on the predictions of the earlier stages that provide what it requires.
 
 Training runs the independent parts — tokenizer, tagger, lemmatizer and the jack-knife folds — in ``jobs`` worker
 processes, then the parser; ``stage_cpu_seconds_`` records each stage's CPU time. A training file that lacks what a
@@ -28,6 +31,7 @@ on a Dask cluster: :mod:`swvp.tasks.streaming`, :mod:`swvp.tasks.dask_parsing`).
 from __future__ import annotations
 
 import copy
+import inspect
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -38,50 +42,26 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from types import SimpleNamespace
 
 import numpy as np
 
-from swvp._config import INT
 from swvp.data.conllu import ConlluCorpus, read_conllu
 from swvp.data.text import Document, document_from_conllu, tokenized_document
 from swvp.exceptions import DataError, ModelFormatError
+from swvp.learn.folds import check_folds, fold_of, split
+from swvp.tasks import KINDS
+from swvp.tasks._parsing import parser_sentences as parser_view
 from swvp.tasks.base import Estimator
-from swvp.tasks.graph_parser import GraphDependencyParser
-from swvp.tasks.lemmatizer import Lemmatizer
-from swvp.tasks.morphology import MorphologicalTagger
 from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, data_record, options_record
 from swvp.tasks.process_pool import WorkerDied
-from swvp.tasks.tokenizer import Tokenizer
-from swvp.tasks.transition_parser import TransitionDependencyParser
+from swvp.tasks.stages import BUILT_IN, check_order, default_stage, stage_class, stage_kind
 
 MODEL_KIND = "pipeline"
-STAGES = ("tokenizer", "tagger", "lemmatizer", "parser")
-#: The estimators that may fill each stage.
-STAGE_CLASSES: dict[str, tuple[type[Estimator], ...]] = {
-    "tokenizer": (Tokenizer,), "tagger": (MorphologicalTagger,), "lemmatizer": (Lemmatizer,),
-    "parser": (TransitionDependencyParser, GraphDependencyParser)}
+#: the built-in stages' names, in pipeline order (:data:`swvp.tasks.stages.BUILT_IN`)
+STAGES = tuple(spec.name for spec in BUILT_IN)
+_SPECS = {spec.name: spec for spec in BUILT_IN}
 
 __all__ = ["MODEL_KIND", "STAGES", "Pipeline", "parser_view", "tokenized_document"]
-
-
-# ----------------------------------------------------------------------------------------------- documents
-
-
-def parser_view(doc: Document) -> list[SimpleNamespace]:
-    """The sentences of ``doc`` as the parsers read them: forms, lemmas, upos, xpos, feats, heads ((n + 1,) with −1
-    at 0, or None where no word has a head) and deprels."""
-    out = []
-    for s in doc.sentences:
-        words = s.words
-        heads = None
-        if any(w.head >= 0 for w in words):
-            heads = np.fromiter((-1, *(w.head for w in words)), INT, len(words) + 1)
-        out.append(SimpleNamespace(forms=[w.form for w in words], lemmas=[w.lemma for w in words],
-                                   upos=[w.upos for w in words], xpos=[w.xpos for w in words],
-                                   feats=[w.feats for w in words], heads=heads, deprels=[w.deprel for w in words],
-                                   line_numbers=[w.line for w in words] if words and words[0].line else None))
-    return out
 
 
 def _as_corpus(X) -> ConlluCorpus:
@@ -90,6 +70,17 @@ def _as_corpus(X) -> ConlluCorpus:
     if isinstance(X, (str, os.PathLike)):
         return read_conllu(X)
     raise TypeError(f"a pipeline trains on a CoNLL-U path or a read ConlluCorpus, not {type(X).__name__}")
+
+
+def _makes_tokens(stage) -> bool:
+    return "tokens" in stage.provides
+
+
+def _providers(before: list[tuple[str, object]], stage) -> list[str]:
+    """The stages of ``before`` whose predictions a ``trains_on_predicted`` stage learns from: those that provide an
+    annotation it requires (the tokens aside: every stage reads the gold tokens in training)."""
+    need = set(stage.requires) - {"tokens"}
+    return [name for name, s in before if not _makes_tokens(s) and need & set(s.provides)]
 
 
 # ------------------------------------------------------------------------------------------- training tasks
@@ -108,22 +99,18 @@ def _init_worker(shared: dict | None, progress_queue) -> None:
     _SHARED["progress_queue"] = progress_queue
 
 
-def _fold_sentences(n: int, folds: int, k: int) -> tuple[list[int], list[int]]:
-    """(training, held-out) sentence indices of fold k: sentence i is held out in fold i mod ``folds``."""
-    held = list(range(k, n, folds))
-    rest = [i for i in range(n) if i % folds != k]
-    return rest, held
-
-
 def _cpu_seconds() -> float:
     """CPU seconds (user + system) of this process and of its finished child processes."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def unfitted(estimator: Estimator) -> Estimator:
-    """A new estimator with the same parameters and no fitted state (scikit-learn's ``clone``, without it)."""
-    return type(estimator)(**estimator.get_params(deep=False))
+def unfitted(stage):
+    """A new stage with the same parameters and no fitted state (scikit-learn's ``clone``, without it); a user's
+    stage without ``get_params``: a deep copy of it."""
+    if callable(getattr(stage, "get_params", None)):
+        return type(stage)(**stage.get_params(deep=False))
+    return copy.deepcopy(stage)
 
 
 def _completed(estimator: Estimator) -> Estimator:
@@ -217,33 +204,43 @@ class _WorkerBars:
             bar.close()
 
 
+def _epochs(stage) -> int:
+    """The epochs a stage's bar counts (1 for a user's stage without a perceptron learner)."""
+    learner = getattr(stage, "_learner", None)
+    return int(learner().epochs) if callable(learner) else 1
+
+
 def _task_epochs(name: str) -> int:
-    return _SHARED["stages"]["tagger" if name.startswith("fold") else name]._learner().epochs
+    sh = _SHARED
+    return sum(_epochs(sh["stages"][p]) for p in sh["providers"]) if name.startswith("fold") else \
+        _epochs(sh["stages"][name])
 
 
 def _run_task(name: str, progress: bool = False):
-    """One training task, timed in CPU seconds: a stage estimator fitted, or a jack-knife fold's predicted tags;
-    ``progress``: a bar over its epochs (in a worker process: progress sent to the parent, when it asked for it)."""
+    """One training task, timed in CPU seconds: a stage fitted on the gold training document, or a jack-knife
+    fold — the held-out sentences annotated by the providing stages trained on the other folds — as
+    (held-out indices, each held-out word's values of the provided columns); ``progress``: a bar over its epochs
+    (in a worker process: progress sent to the parent, when it asked for it)."""
     t0 = time.process_time()
     sh = _SHARED
-    est = sh["stages"]["tagger" if name.startswith("fold") else name]
-    if name.startswith("fold"):
-        est = unfitted(est)
     queue = sh.get("progress_queue")
     bar = _Relay(name, queue) if queue is not None else _StageBar(name, _task_epochs(name)) if progress else None
     if bar is not None:
         bar.start()
     try:
-        if name == "tokenizer":
-            result = _completed(est.fit(sh["train_corpus"], dev=sh["dev_corpus"], on_progress=bar))
-        elif name in ("tagger", "lemmatizer"):
-            result = _completed(est.fit(sh["train_doc"], dev=sh["dev_doc"], on_progress=bar))
-        else:  # "fold k": the held-out sentences tagged by a tagger trained on the others
+        if not name.startswith("fold"):
+            result = _completed(sh["stages"][name].fit(sh["train_doc"], dev=sh["dev_doc"], on_progress=bar))
+        else:
             doc = sh["train_doc"]
-            rest, held = _fold_sentences(len(doc.sentences), sh["folds"], int(name.split()[1]))
-            tagger = _completed(est.fit(Document([doc.sentences[i] for i in rest]), dev=sh["dev_doc"],
-                                        on_progress=bar))
-            result = (held, tagger.predict(Document([doc.sentences[i] for i in held])))
+            rest, held = split(sh["folds"], int(name.split()[1]))
+            train = Document([doc.sentences[i] for i in rest])
+            tagged = Document([copy.deepcopy(doc.sentences[i]) for i in held])
+            for provider in sh["providers"]:
+                fitted = _completed(unfitted(sh["stages"][provider]).fit(train, dev=sh["dev_doc"], on_progress=bar))
+                fitted.annotate(tagged)
+            columns = sh["columns"]
+            result = (held.tolist(), [[tuple(getattr(w, c) for c in columns) for w in s.words]
+                                      for s in tagged.sentences])
     finally:
         if bar is not None:
             bar.close()
@@ -397,8 +394,12 @@ class Pipeline(Estimator):
 
     Parameters
     ----------
-    tokenizer, tagger, lemmatizer, parser : the stage estimators (unfitted); None: each stage's defaults.
-    stages : the stages to train, in order, among ``("tokenizer", "tagger", "lemmatizer", "parser")``.
+    tokenizer, tagger, lemmatizer, parser : the built-in stages (unfitted; a user's stage meeting the contract of
+        :mod:`swvp.tasks.stages` may take a built-in one's place); None: each stage's default
+        (:func:`~swvp.tasks.stages.default_stage`).
+    stages : the stages, in order: names among ``("tokenizer", "tagger", "lemmatizer", "parser")`` and
+        ``(name, stage)`` pairs adding a stage of one's own; checked against each other once (what a stage requires,
+        an earlier one provides).
     jackknife : folds of the parser's predicted training tags (>= 2; 5 by default: on the dev sets, as accurate as
         10 at half the cost), or 0: the parser trains on gold tags.
     jobs : worker processes for the independent training tasks.
@@ -412,8 +413,9 @@ class Pipeline(Estimator):
 
     MODEL_KIND = MODEL_KIND
     QUANTIZED_FILES = True  # a pipeline file stores its weights quantised unless saved with lossless=True
+    FITTED_ATTRIBUTE = "stages_"
 
-    def __init__(self, *, tokenizer=None, tagger=None, lemmatizer=None, parser=None, stages: tuple[str, ...] = STAGES,
+    def __init__(self, *, tokenizer=None, tagger=None, lemmatizer=None, parser=None, stages: tuple = STAGES,
                  jackknife: int = 5, jobs: int = 1, missing: str = "refuse"):
         self.tokenizer = tokenizer
         self.tagger = tagger
@@ -424,36 +426,52 @@ class Pipeline(Estimator):
         self.jobs = jobs
         self.missing = missing
 
-    def _stage(self, name: str) -> Estimator:
-        """The unfitted estimator of a stage (the parameter, or the stage's default)."""
-        given = getattr(self, name)
-        if given is not None:
-            if not isinstance(given, STAGE_CLASSES[name]):
-                raise ValueError(f"{name} must be one of {[c.__name__ for c in STAGE_CLASSES[name]]}, got "
-                                 f"{type(given).__name__}")
-            return given
-        if name == "tokenizer":
-            return Tokenizer()
-        if name == "tagger":
-            return MorphologicalTagger(features="morph")
-        if name == "lemmatizer":
-            return Lemmatizer()
-        return TransitionDependencyParser(tag_features=("Case", "VerbForm"), nonprojective="lift")
+    def _plan(self) -> list[tuple[str, object]]:
+        """The stages to train, in order, as (name, unfitted stage), checked against each other once (ValueError):
+        a name in ``stages`` takes the stage of its parameter (or the built-in default), a ``(name, stage)`` pair
+        its own; each meets the stage contract and is registered; what each requires, an earlier one provides."""
+        if isinstance(self.stages, (str, bytes)) or not self.stages:
+            raise ValueError(f"stages must be a non-empty list of stage names and (name, stage) pairs, got "
+                             f"{self.stages!r}")
+        plan = []
+        for item in self.stages:
+            if isinstance(item, str):
+                if item not in _SPECS:
+                    raise ValueError(f"unknown stage {item!r}: the built-in stages are {', '.join(STAGES)}; give "
+                                     f"another stage as a (name, stage) pair")
+                stage = getattr(self, item) if getattr(self, item) is not None else default_stage(item)
+                plan.append((item, stage))
+            elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+                if item[0] in _SPECS and getattr(self, item[0]) is not None:
+                    raise ValueError(f"the {item[0]} stage is given twice: as {item[0]}= and in stages")
+                plan.append(item)
+            else:
+                raise ValueError(f"a stage is a name or a (name, stage) pair, got {item!r}")
+        for name, stage in plan:
+            kind = getattr(type(stage), "MODEL_KIND", None)
+            if name in _SPECS and kind in KINDS and kind not in _SPECS[name].kinds:
+                raise ValueError(f"the {name} stage is one of {', '.join(_SPECS[name].kinds)} models, not "
+                                 f"{type(stage).__name__}")
+        check_order(plan, raw_text=_makes_tokens(plan[0][1]) if plan and hasattr(plan[0][1], "provides") else False)
+        for name, stage in plan:
+            if stage_kind(stage) is None:
+                raise ValueError(f"stage {name}: {type(stage).__name__} is not registered: decorate it with "
+                                 f"@swvp.register_stage('a-kind-name') so that a saved pipeline can load it")
+        return plan
 
-    def _validate(self) -> tuple[str, ...]:
-        stages = tuple(self.stages)
-        if not stages or any(s not in STAGES for s in stages) or len(set(stages)) != len(stages):
-            raise ValueError(f"stages must be distinct names among {STAGES}, got {self.stages!r}")
+    def _validate(self) -> list[tuple[str, object]]:
+        plan = self._plan()
         if self.missing not in ("refuse", "skip"):
             raise ValueError(f"missing must be 'refuse' or 'skip', got {self.missing!r}")
-        if isinstance(self.jackknife, bool) or int(self.jackknife) != self.jackknife or self.jackknife == 1 \
-                or self.jackknife < 0:
-            raise ValueError(f"jackknife must be 0 (gold tags) or a number of folds >= 2, got {self.jackknife!r}")
+        check_folds(self.jackknife, what="jackknife (0: the parser learns from gold tags)", zero_allowed=True)
         if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or self.jobs < 1:
             raise ValueError(f"jobs must be a positive integer, got {self.jobs!r}")
-        if "parser" in stages and "tagger" not in stages and self.jackknife:
-            raise ValueError("jack-knifed parser training needs the tagger stage (or jackknife=0)")
-        return stages
+        if self.jackknife:
+            for i, (name, stage) in enumerate(plan):
+                if getattr(stage, "trains_on_predicted", False) and not _providers(plan[:i], stage):
+                    raise ValueError(f"jack-knifed {name} training needs a stage before it that provides "
+                                     f"{', '.join(a for a in stage.requires if a != 'tokens')} (or jackknife=0)")
+        return plan
 
     # -- training ----------------------------------------------------------------------------------------------
     def fit(self, X, *, dev=None, progress: bool = False, checkpoint=None, resume: bool = False) -> Pipeline:
@@ -468,30 +486,36 @@ class Pipeline(Estimator):
 
         A training file with fewer sentences than jack-knife folds is refused (DataError) before any training.
         """
-        stages = self._validate()
+        plan = self._validate()
         t_start = _cpu_seconds()
         train_corpus = _as_corpus(X)
         dev_corpus = None if dev is None else _as_corpus(dev)
         train_doc = document_from_conllu(train_corpus)
         dev_doc = None if dev_corpus is None else document_from_conllu(dev_corpus)
         self.skipped_ = {}
-        kept = self._check_data(stages, train_doc, train_corpus.path)
-        folds = int(self.jackknife) if "parser" in kept else 0
+        plan = self._check_data(plan, train_doc, train_corpus.path)
+        est = {name: unfitted(stage) for name, stage in plan}
+        later = [name for name, stage in plan if getattr(stage, "trains_on_predicted", False)]
+        providers = sorted({p for i, (name, stage) in enumerate(plan) if name in later
+                            for p in _providers(plan[:i], stage) if p not in later},
+                           key=[n for n, _ in plan].index) if self.jackknife else []
+        folds = int(self.jackknife) if providers else 0
         self._check_size(len(train_doc.sentences), folds, train_corpus.path)
-        est = {name: unfitted(self._stage(name)) for name in kept}
-        tasks = [n for n in ("tokenizer", "tagger", "lemmatizer") if n in kept] + [f"fold {k}" for k in range(folds)]
-        order = tasks + ["parser"] * ("parser" in kept)
-        ckpt = self._open_checkpoint(checkpoint, resume, stages, train_corpus, dev_corpus, order)
+        tasks = [name for name, _ in plan if name not in later] + [f"fold {k}" for k in range(folds)]
+        order = tasks + later
+        ckpt = self._open_checkpoint(checkpoint, resume, plan, train_corpus, dev_corpus, order)
         resumed = [] if ckpt is None else ckpt.done()
         results = {}
         for name in resumed:
             if name.startswith("fold"):
                 results[name] = ckpt.load_fold(name)
-            elif name != "parser":  # the parser is loaded below, where it would be trained
+            elif name not in later:  # those are loaded below, where they would be trained
                 results[name] = ckpt.load_stage(name, type(est[name]))
         run = [n for n in tasks if n not in results]
-        shared = {"stages": est, "train_corpus": train_corpus, "dev_corpus": dev_corpus, "train_doc": train_doc,
-                  "dev_doc": dev_doc, "folds": folds}
+        columns = tuple(dict.fromkeys(c for p in providers for c in est[p].provides if c != "tokens"))
+        shared = {"stages": est, "train_doc": train_doc, "dev_doc": dev_doc, "providers": providers,
+                  "columns": columns, "folds": fold_of(len(train_doc.sentences), folds, scheme="interleaved")
+                  if folds else None}
         bar = None
         if progress and tasks:
             from tqdm.auto import tqdm
@@ -504,7 +528,7 @@ class Pipeline(Estimator):
         def on_done(name: str, result, cpu: float) -> None:
             if ckpt is not None:
                 if name.startswith("fold"):
-                    ckpt.save_fold(name, *result, cpu)
+                    ckpt.save_fold(name, result[0], columns, result[1], cpu)
                 else:
                     ckpt.save_stage(name, result, cpu)
             if bar is not None:
@@ -519,30 +543,34 @@ class Pipeline(Estimator):
         results.update({name: result for name, (result, _) in ran.items()})
         self.stages_ = {}
         cpu = {}
-        for name in ("tokenizer", "tagger", "lemmatizer"):
-            if name in results:
+        for name, _ in plan:
+            if name in results and name not in later:
                 self.stages_[name] = results[name]
             if name in ran:
                 cpu[name] = ran[name][1]
-        for column in getattr(self.stages_.get("tagger"), "skipped_", ()):
-            self.skipped_[f"tagger:{column}"] = f"the training file has no {column.upper()} ('_' for every word)"
+        for name, stage in self.stages_.items():
+            for column in getattr(stage, "skipped_", ()):
+                self.skipped_[f"{name}:{column}"] = f"the training file has no {column.upper()} ('_' for every word)"
         if any(name.startswith("fold") for name in ran):
             cpu["jackknife"] = sum(c for name, (_, c) in ran.items() if name.startswith("fold"))
-        if "parser" in resumed:
-            self.stages_["parser"] = ckpt.load_stage("parser", type(est["parser"]))
-        elif "parser" in kept:
+        fold_values = [results[f"fold {k}"] for k in range(folds)]
+        for name in later:
+            if name in resumed:
+                self.stages_[name] = ckpt.load_stage(name, type(est[name]))
+                continue
             t0 = time.process_time()
-            self.stages_["parser"] = self._fit_parser(est["parser"], train_doc, dev_doc,
-                                                      [results[f"fold {k}"] for k in range(folds)], progress, ckpt)
-            cpu["parser"] = time.process_time() - t0
+            self.stages_[name] = self._fit_on_predicted(name, est[name], providers, columns, train_doc, dev_doc,
+                                                        fold_values, progress, ckpt)
+            cpu[name] = time.process_time() - t0
             if ckpt is not None:
-                ckpt.save_stage("parser", self.stages_["parser"], cpu["parser"])
+                ckpt.save_stage(name, self.stages_[name], cpu[name])
+        self.stages_ = {name: self.stages_[name] for name, _ in plan}
         cpu["total"] = _cpu_seconds() - t_start  # this process and its workers, reading the data included
         self.stage_cpu_seconds_ = cpu
         self.resumed_ = tuple(resumed)
         return self
 
-    def _open_checkpoint(self, checkpoint, resume: bool, stages: tuple[str, ...], train_corpus: ConlluCorpus,
+    def _open_checkpoint(self, checkpoint, resume: bool, plan: list, train_corpus: ConlluCorpus,
                          dev_corpus: ConlluCorpus | None, order: list[str]) -> PipelineCheckpoint | None:
         """The checkpoint of this run: started afresh, or (``resume``) opened and checked against this run's data
         and options; None without one."""
@@ -552,7 +580,7 @@ class Pipeline(Estimator):
             return None
         ckpt = checkpoint if isinstance(checkpoint, PipelineCheckpoint) else PipelineCheckpoint(checkpoint)
         data = {"train": data_record(train_corpus), "dev": data_record(dev_corpus)}
-        options = options_record(stages, self.jackknife, self.missing, {n: self._stage(n) for n in stages})
+        options = options_record(tuple(name for name, _ in self._plan()), self.jackknife, self.missing, dict(plan))
         if resume:
             ckpt.resume(data, options, order)
         else:
@@ -572,67 +600,82 @@ class Pipeline(Estimator):
                                           f"{folds} jack-knife folds of the parser's tags: at least {folds} needed "
                                           f"({fewer})")
 
-    def _check_data(self, stages: tuple[str, ...], doc: Document, source: str | None) -> tuple[str, ...]:
-        """The stages the training data allows; a lacking column refuses or skips the stage (``missing``)."""
-        words = doc.words
+    def _check_data(self, plan: list, doc: Document, source: str | None) -> list:
+        """The stages the training data allows: a stage whose ``check_data(doc)`` names what the data lacks is
+        refused or skipped (``missing``), and so is a stage that needs what a skipped one provides."""
         lacks = {}
-        if "lemmatizer" in stages and sum(w.lemma == "_" for w in words) > len(words) // 2:
-            lacks["lemmatizer"] = "the training file has no LEMMA column ('_' for most words)"
-        if "parser" in stages and any(all(w.head < 0 for w in s.words) for s in doc.sentences):
-            lacks["parser"] = "the training file has sentences without HEAD ('_'): no trees to learn from"
-        if "tagger" in stages and any(w.upos == "_" for w in words):
-            lacks["tagger"] = "the training file has words without UPOS ('_')"
+        for name, stage in plan:
+            check = getattr(stage, "check_data", None)
+            why = check(doc) if callable(check) else None
+            if why:
+                lacks[name] = why
         for name, why in lacks.items():
             if self.missing == "refuse":
                 raise DataError(source, None, f"{name}: {why} (missing='skip' / --skip-missing leaves the stage out)")
             self.skipped_[name] = why
-        kept = tuple(s for s in stages if s not in lacks)
-        if "parser" in kept and "tagger" not in kept and self.jackknife:
-            raise DataError(source, None, "parser: jack-knifed tags need the tagger stage, which was left out")
+        kept = [(name, stage) for name, stage in plan if name not in lacks]
+        if self.jackknife:
+            for i, (name, stage) in enumerate(kept):
+                if getattr(stage, "trains_on_predicted", False) and not _providers(kept[:i], stage):
+                    gone = [n for n, s in plan if n in lacks and set(s.provides) & set(stage.requires)]
+                    raise DataError(source, None, f"{name}: jack-knifed {', '.join(stage.requires[1:])} need the "
+                                                  f"{' and '.join(gone) or 'providing'} stage, which was left out")
         return kept
 
-    def _fit_parser(self, parser, train_doc: Document, dev_doc: Document | None, folds: list, progress: bool,
-                    ckpt: PipelineCheckpoint | None = None):
-        """The parser trained on the jack-knifed tags of the training data (gold tags without folds); its dev data
-        is tagged by the full tagger. With a checkpoint, it goes on from the training state that Ctrl-C left there,
-        and Ctrl-C that stops it at a safe point saves that state."""
+    def _fit_on_predicted(self, name: str, stage, providers: list[str], columns: tuple[str, ...],
+                          train_doc: Document, dev_doc: Document | None, folds: list, progress: bool,
+                          ckpt: PipelineCheckpoint | None = None):
+        """A ``trains_on_predicted`` stage (the parser) trained on the jack-knifed predictions of the training data
+        (gold ones without folds); its dev data is annotated by the full providing stages. With a checkpoint, it
+        goes on from the training state that Ctrl-C left there, and Ctrl-C that stops it at a safe point saves
+        that state."""
         train = copy.deepcopy(train_doc)
-        tagger = self.stages_.get("tagger")
-        if folds:
-            for held, labels in folds:
-                for i, sent_labels in zip(held, labels, strict=True):
-                    for w, t in zip(train.sentences[i].words, sent_labels, strict=True):
-                        tagger._write(w, t)
+        for held, values in folds:
+            for i, sent_values in zip(held, values, strict=True):
+                for w, v in zip(train.sentences[i].words, sent_values, strict=True):
+                    for c, x in zip(columns, v, strict=True):
+                        setattr(w, c, x)
         dev = None
         if dev_doc is not None:
             dev = copy.deepcopy(dev_doc)
-            if folds and tagger is not None:
-                tagger.annotate(dev)
-        bar = _StageBar("parser", parser._learner().epochs) if progress else None
+            if folds:
+                for provider in providers:
+                    self.stages_[provider].annotate(dev)
+        bar = _StageBar(name, _epochs(stage)) if progress else None
         if bar is not None:
             bar.start()
+        kwargs = {}
+        if ckpt is not None and "resume" in inspect.signature(stage.fit).parameters:
+            kwargs["resume"] = ckpt.partial(name)
         try:
-            fitted = parser.fit(parser_view(train), dev=None if dev is None else parser_view(dev), on_progress=bar,
-                                resume=None if ckpt is None else ckpt.partial("parser"))
+            fitted = stage.fit(train, dev=dev, on_progress=bar, **kwargs)
         finally:
             if bar is not None:
                 bar.close()
         if getattr(fitted, "interrupted_", False) and ckpt is not None and getattr(fitted, "_training", None):
-            ckpt.save_partial("parser", fitted)
+            ckpt.save_partial(name, fitted)
         return _completed(fitted)
 
     # -- prediction --------------------------------------------------------------------------------------------
-    def _is_fitted(self) -> bool:
-        return hasattr(self, "stages_")
+    def _tokenizer(self):
+        """The stage that makes the tokens of raw text (ValueError without one)."""
+        self._check_fitted()
+        first = next(iter(self.stages_.values()), None)
+        if first is None or not _makes_tokens(first):
+            raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
+                             "CoNLL-U (annotate)")
+        return first
+
+    @property
+    def reads_raw_text(self) -> bool:
+        """Whether the fitted pipeline's first stage makes the tokens of raw text."""
+        self._check_fitted()
+        first = next(iter(self.stages_.values()), None)
+        return first is not None and _makes_tokens(first)
 
     def analyze(self, text: str) -> Document:
         """The analysis of raw text (a blank line separates paragraphs) as a :class:`~swvp.data.text.Document`."""
-        self._check_fitted()
-        tokenizer = self.stages_.get("tokenizer")
-        if tokenizer is None:
-            raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
-                             "CoNLL-U (annotate)")
-        return self.annotate(tokenizer.tokenize(text))
+        return self.analyze_texts([text])[0]
 
     def __call__(self, text: str) -> str:
         """The CoNLL-U analysis of raw text."""
@@ -641,12 +684,7 @@ class Pipeline(Estimator):
     def analyze_texts(self, texts) -> list[Document]:
         """``[analyze(t) for t in texts]`` — the same documents — analyzed together: one call of each stage for all
         of them, so that a short text costs what its words cost, not a call's overhead."""
-        self._check_fitted()
-        tokenizer = self.stages_.get("tokenizer")
-        if tokenizer is None:
-            raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
-                             "CoNLL-U (annotate)")
-        docs = tokenizer.tokenize_texts(texts)
+        docs = self._tokenizer().tokenize_texts(texts)
         self.annotate(Document([s for d in docs for s in d.sentences]))
         return docs
 
@@ -716,20 +754,9 @@ class Pipeline(Estimator):
         self._check_fitted()
         if not doc.sentences:
             return doc
-        tagger = self.stages_.get("tagger")
-        if tagger is not None:
-            tagger.annotate(doc)
-        lemmatizer = self.stages_.get("lemmatizer")
-        if lemmatizer is not None:
-            lemmatizer.annotate(doc)
-        parser = self.stages_.get("parser")
-        if parser is not None:
-            heads, rels = parser.parse(parser_view(doc))
-            for sent, h, r in zip(doc.sentences, heads, rels if rels is not None else [None] * len(heads),
-                                  strict=True):
-                for d, w in enumerate(sent.words, start=1):
-                    w.head = int(h[d])
-                    w.deprel = r[d - 1] if r is not None else ("root" if h[d] == 0 else "dep")
+        for stage in self.stages_.values():
+            if not _makes_tokens(stage):
+                stage.annotate(doc)
         return doc
 
     # -- persistence -------------------------------------------------------------------------------------------
@@ -743,26 +770,23 @@ class Pipeline(Estimator):
             if isinstance(smeta.get("history"), list):
                 smeta["history"] = [{k: v for k, v in h.items() if k != "seconds"} if isinstance(h, dict) else h
                                     for h in smeta["history"]]
-            meta["stages"][name] = {"kind": est.MODEL_KIND, "header": smeta}
+            meta["stages"][name] = {"kind": stage_kind(est), "header": smeta}
             arrays.update({f"{name}/{k}": v for k, v in sarrays.items()})
         return meta, arrays
 
-    @classmethod
-    def _legacy_params(cls, meta: dict) -> dict:
-        raise ValueError("the file records no parameters")
-
     def _set_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         stages = meta["stages"]
-        if not isinstance(stages, dict) or any(name not in STAGES for name in stages):
-            raise ValueError(f"stages must be an object with keys among {STAGES}")
+        if not isinstance(stages, dict):
+            raise ValueError("stages must be an object: stage name -> its kind and header")
         self.stages_ = {}
-        for name in STAGES:
-            if name not in stages:
-                continue
-            entry = stages[name]
-            cls = next((c for c in STAGE_CLASSES[name] if c.MODEL_KIND == entry["kind"]), None)
+        for name, entry in stages.items():
+            kind = entry["kind"]
+            cls = stage_class(kind)
             if cls is None:
-                raise ValueError(f"stage {name}: a {entry['kind']!r} model cannot fill it")
+                raise ValueError(f"stage {name}: unknown stage kind {kind!r} (a stage class registered with "
+                                 f"swvp.register_stage must be imported before the pipeline is loaded)")
+            if name in _SPECS and kind in KINDS and kind not in _SPECS[name].kinds:
+                raise ValueError(f"stage {name}: a {kind!r} model cannot fill it")
             prefix = name + "/"
             sarrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             try:

@@ -7,8 +7,8 @@ The folder holds
   * ``manifest.json`` — the format and its version, the swvp version, the digest of the training and dev data, the
     pipeline's options, the order of its stages and folds, and those done (their file and CPU seconds);
   * ``<stage>.npz`` — a finished stage, its own model file (``.npz`` + JSON header, weights stored exactly);
-  * ``fold-<k>.npz`` — a finished jack-knife fold: the held-out sentences and the tags its tagger gave them (what the
-    parser's training data needs; the fold's tagger is not kept);
+  * ``fold-<k>.npz`` — a finished jack-knife fold: the held-out sentences and the values its stages (the tagger)
+    predicted for them, column by column (what the parser's training data needs; the fold's stages are not kept);
   * ``parser.partial.npz`` — the parser stopped by Ctrl-C at a safe point, with its training state: the run goes on
     from there (as ``swvp train parser --resume``).
 
@@ -64,14 +64,17 @@ def options_record(stages: tuple[str, ...], jackknife: int, missing: str, estima
     is not an integer (None or a Generator draws what a resumed run cannot draw again)."""
     out = {"stages": list(stages), "jackknife": int(jackknife), "missing": missing}
     for name, est in estimators.items():
+        out[f"{name}.class"] = type(est).__name__
+        if not callable(getattr(est, "get_params", None)):  # a user's stage without parameters to compare
+            continue
         seeds = {k: v for k, v in est.get_params(deep=True).items() if k.endswith("random_state")}
-        seeds["learner__random_state"] = est._learner().random_state  # the default learner's too
+        if callable(getattr(est, "_learner", None)):
+            seeds["learner__random_state"] = est._learner().random_state  # the default learner's too
         for k, v in seeds.items():
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ValueError(f"a checkpoint needs an integer random_state in every stage: {name} has "
                                  f"{k.replace('__', '.')} = {v!r} (None or a Generator cannot be drawn again by a "
                                  f"resumed run)")
-        out[f"{name}.class"] = type(est).__name__
         out.update({f"{name}.{k}": v for k, v in _flat({k: encode(v) for k, v in
                                                            est.get_params(deep=False).items()}).items()})
     return out
@@ -179,29 +182,35 @@ class PipelineCheckpoint:
         self._record(name, file, cpu_seconds)
         (self.folder / f"{name}.partial.npz").unlink(missing_ok=True)
 
-    def load_stage(self, name: str, cls: type[Estimator]) -> Estimator:
-        return cls.load(self.folder / self.manifest["done"][name]["file"])
+    def load_stage(self, name: str, cls: type) -> object:
+        path = self.folder / self.manifest["done"][name]["file"]
+        meta, arrays = load_model(path, cls.MODEL_KIND)
+        return cls.from_file_contents(meta, arrays, path)
 
-    def save_fold(self, name: str, held: list[int], tags: list[list[str]], cpu_seconds: float) -> None:
-        """A finished jack-knife fold: its held-out sentence indices and their predicted tags."""
-        labels = sorted({t for sent in tags for t in sent})
-        index = {t: i for i, t in enumerate(labels)}
-        arrays = {"held": np.asarray(held, INT),
-                  "offsets": np.cumsum([0, *(len(s) for s in tags)]).astype(INT),
-                  "tags": np.fromiter((index[t] for s in tags for t in s), INT)}
+    def save_fold(self, name: str, held: list[int], columns: tuple[str, ...], values: list[list[tuple[str, ...]]],
+                  cpu_seconds: float) -> None:
+        """A finished jack-knife fold: its held-out sentence indices and, per word, the predicted values of
+        ``columns`` (each column stored as indices into its list of distinct values)."""
+        arrays = {"held": np.asarray(held, INT), "offsets": np.cumsum([0, *(len(s) for s in values)]).astype(INT)}
+        labels = {}
+        for c, column in enumerate(columns):
+            labels[column] = sorted({v[c] for sent in values for v in sent})
+            index = {t: i for i, t in enumerate(labels[column])}
+            arrays[f"column.{column}"] = np.fromiter((index[v[c]] for s in values for v in s), INT)
         file = _fold_file(name)
-        save_model(self.folder / file, FOLD_KIND, {"fold": name, "labels": labels}, arrays, lossless=True,
-                   level=LEVEL)
+        save_model(self.folder / file, FOLD_KIND, {"fold": name, "columns": list(columns), "labels": labels},
+                   arrays, lossless=True, level=LEVEL)
         self._record(name, file, cpu_seconds)
 
-    def load_fold(self, name: str) -> tuple[list[int], list[list[str]]]:
+    def load_fold(self, name: str) -> tuple[list[int], list[list[tuple[str, ...]]]]:
         path = self.folder / self.manifest["done"][name]["file"]
         meta, arrays = load_model(path, FOLD_KIND)
         try:
-            labels, offsets, tags = meta["labels"], arrays["offsets"], arrays["tags"]
-            held = [int(i) for i in arrays["held"]]
-            out = [[labels[int(t)] for t in tags[offsets[i]:offsets[i + 1]]] for i in range(len(held))]
-        except (KeyError, IndexError, TypeError) as err:
+            offsets, held = arrays["offsets"], [int(i) for i in arrays["held"]]
+            columns = [[meta["labels"][c][int(t)] for t in arrays[f"column.{c}"]] for c in meta["columns"]]
+            flat = list(zip(*columns, strict=True)) if columns else [()] * int(offsets[-1])
+            out = [flat[offsets[i]:offsets[i + 1]] for i in range(len(held))]
+        except (KeyError, IndexError, TypeError, ValueError) as err:
             raise ModelFormatError(f"{path}: incomplete or inconsistent fold ({err!r})") from err
         return held, out
 

@@ -30,6 +30,7 @@ from swvp.data.paragraphs import read_paragraphs
 from swvp.data.text import Document, conllu_blocks, document_from_conllu, tokenized_document
 from swvp.data.textio import PathLike
 from swvp.tasks.process_pool import ordered_map
+from swvp.tasks.stages import analyze_texts, annotate
 
 __all__ = ["BATCH_CHARS", "INPUTS", "Batch", "ConlluRelabeling", "ConlluWriter", "DocumentStream", "analyze_batch",
            "analyze_batches", "conllu_text", "read_batches"]
@@ -91,27 +92,18 @@ def analyze_batches(model, batches: list[Batch]) -> list[Document]:
     (``swvp serve`` analyzes the requests waiting for a worker together): raw text through
     ``analyze_texts`` / ``tokenize_texts``, the sentences of CoNLL-U and tokenized text annotated as one document
     (every stage analyzes a paragraph, or a sentence, on its own)."""
-    kind = model.MODEL_KIND
     docs: list[Document | None] = [None] * len(batches)
     raw = [i for i, b in enumerate(batches) if b.kind == "raw"]
     if raw:
-        texts = ["\n\n".join(batches[i].data) for i in raw]
-        if kind == "tokenizer":
-            done = model.tokenize_texts(texts)
-        elif kind == "pipeline":
-            done = model.analyze_texts(texts)
-        else:
-            raise ValueError(f"a {kind} model reads CoNLL-U or tokenized text, not raw text")
+        done = analyze_texts(model, ["\n\n".join(batches[i].data) for i in raw])
         for i, doc in zip(raw, done, strict=True):
             docs[i] = doc
     given = [i for i, b in enumerate(batches) if b.kind != "raw"]
     if given:
-        if kind == "tokenizer":
-            raise ValueError("a tokenizer model reads raw text")
         for i in given:
             b = batches[i]
             docs[i] = document_from_conllu(b.data) if b.kind == "conllu" else tokenized_document("\n\n".join(b.data))
-        model.annotate(docs[given[0]] if len(given) == 1 else Document([s for i in given for s in docs[i].sentences]))
+        annotate(model, docs[given[0]] if len(given) == 1 else Document([s for i in given for s in docs[i].sentences]))
     for doc, batch in zip(docs, batches, strict=True):
         if doc.sentences:
             head = doc.sentences[0]

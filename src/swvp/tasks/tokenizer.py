@@ -55,12 +55,13 @@ BATCH_UNITS = 1 << 19
 WINDOW_MARGIN = 512
 
 
-def _corpus(X) -> ConlluCorpus:
-    if isinstance(X, ConlluCorpus):
+def _corpus(X) -> ConlluCorpus | Document:
+    if isinstance(X, (ConlluCorpus, Document)):
         return X
     if isinstance(X, (str, os.PathLike)):
         return read_conllu(X)
-    raise TypeError(f"expected a CoNLL-U path or a ConlluCorpus, got {type(X).__name__}")
+    raise TypeError(f"expected a CoNLL-U path, a ConlluCorpus or a Document read from CoNLL-U, got "
+                    f"{type(X).__name__}")
 
 
 def restore_case(form: str, words: list[str]) -> list[str]:
@@ -176,6 +177,8 @@ class Tokenizer(TrainedEstimator):
 
     MODEL_KIND = MODEL_KIND
     RECORDS_DEV_SCORE = False  # a tokenizer's file records no dev score
+    provides = ("tokens",)  # the stage contract (swvp.tasks.stages): it reads raw text, no annotation
+    requires = ()
 
     def __init__(self, *, learner: Perceptron | None = None, random_state: int | None = 0, segment_length: int = 100,
                  lexicon_min_count: int = 1, lexicon_folds: int = 10, max_lexicon_length: int = 20,
@@ -197,8 +200,9 @@ class Tokenizer(TrainedEstimator):
     # -- training -----------------------------------------------------------------------------------------
     def fit(self, X, dev=None, *, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
             on_progress: Callable | None = None) -> Tokenizer:
-        """Train on a treebank ``X`` (a CoNLL-U path or a read :class:`~swvp.data.conllu.ConlluCorpus`); ``dev``
-        likewise (its boundary F1 picks the epoch). ``on_epoch(stats, result)`` after each epoch (the tokenizer is
+        """Train on a treebank ``X`` (a CoNLL-U path, a read :class:`~swvp.data.conllu.ConlluCorpus`, or the
+        :class:`~swvp.data.text.Document` read from one: its ``# text`` lines are kept); ``dev`` likewise (its
+        boundary F1 picks the epoch). ``on_epoch(stats, result)`` after each epoch (the tokenizer is
         then usable), ``on_progress(epoch, done, total, stats)`` as an epoch advances."""
         if int(self.segment_length) < 1:
             raise ValueError(f"segment_length must be >= 1, got {self.segment_length!r}")

@@ -37,12 +37,13 @@ MODEL_KIND = "transition-parser"
 __all__ = ["MODEL_KIND", "TransitionDependencyParser"]
 
 
-def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 15) -> Perceptron:
+def default_learner(beam: int = 8, select: str = "max-violation", epochs: int = 15, random_state: int = 0
+                    ) -> Perceptron:
     """Averaged CSP with DP beam search and max-violation updates (Huang et al. 2012 §6: ~15 epochs)."""
-    return Perceptron(search=Beam(size=beam, select=select), epochs=epochs)
+    return Perceptron(search=Beam(size=beam, select=select), epochs=epochs, random_state=random_state)
 
 
-class TransitionDependencyParser(P.BestEpochWeights, TrainedEstimator):
+class TransitionDependencyParser(P.DocumentParser, P.BestEpochWeights, TrainedEstimator):
     """An arc-standard transition parser with beam search, trained by the violation-fixing perceptron.
 
     Parameters
