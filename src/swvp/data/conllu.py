@@ -84,9 +84,8 @@ _HEAD_HINT = ("; HEAD (column 7) must be '_' or a word ID in every CoNLL-U file,
 
 #: The values the library's parsers give for the common spellings, looked up before calling them: word IDs 1..999
 #: and HEADs 0..999, written without leading zeros. The others (multiword ranges, empty nodes, larger numbers) go to
-#: the parsers each time, not through a cache: a cache kept ~290 of the file's small strings and tuples alive,
-#: made here and there while it was read, and they held 50 of Python's 1 MB memory arenas instead of 11 once the
-#: sentences of EWT train were freed (RSS 73 MB against 35; ``benchmarks/reader_memory.py``).
+#: the parsers each time, not through a cache: a cache keeps small objects made here and there while the file was
+#: read alive, and they pin Python's memory arenas after the sentences are freed (``benchmarks/reader_memory.py``).
 _WORD_IDS = {str(i): i for i in range(1, 1000)}
 _HEADS = {str(i): i for i in range(1000)}
 #: The ASCII whitespace other than space, tab and newline (what ``str.split()`` splits on besides them; the other

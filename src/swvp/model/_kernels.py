@@ -47,9 +47,8 @@ def _gather_rows(w, ids, a, b, base0, width, out):
     """out[:] = Σ_{q=a}^{b-1} w[base0 + ids[q]*width : … + width], the rows added in order q = a, …, b-1.
 
     The weights are indexed with unsigned integers: a signed index carries numba's negative-index wrap-around
-    test, which keeps LLVM from vectorising the row sum. One loop for every width: slice adds, used before for 16
-    labels or more, cost an array view per row (the EWT tagger's training process: 3.39 → 3.27 s,
-    ``benchmarks/results/small_runs.json``, ``issue25_unsigned``).
+    test, which keeps LLVM from vectorising the row sum. One loop for every width: slice adds cost an array view
+    per row (``benchmarks/results/small_runs.json``, ``issue25_unsigned``).
     """
     for j in range(width):
         out[j] = 0.0

@@ -270,7 +270,7 @@ class BestEpochWeights(CompactCoef):
     def _train(self, X, dev, on_epoch, on_progress, resume):
         """``fit``'s training: the learner on the problems that the parser's ``_training_problems(X, dev)`` builds.
         Only their features outlive that call: when X and dev are paths (as ``swvp train parser`` passes them), the
-        sentences (~150 MB of objects for EWT train and dev) are freed before the weight vectors are allocated."""
+        sentences (large objects for a big treebank) are freed before the weight vectors are allocated."""
         problem, dev_problem = self._training_problems(X, dev)
         state = self._resume_state(resume, problem, dev_problem)
         kwargs = {"on_progress": on_progress} if on_progress is not None else {}

@@ -52,8 +52,8 @@ class TransitionDependencyParser(P.DocumentParser, P.BestEpochWeights, TrainedEs
         (:data:`swvp.features.transition.TEMPLATE_SETS`).
     tags : "upos" or "xpos": the POS column read by the features (gold from the file unless overridden).
     tag_features : morphological features (FEATS names, e.g. ``("Case",)``) whose values join the POS atom:
-        ``NOUN|Case=Gen`` (the raw-text pipeline's parser reads Case and VerbForm: +1.5 to +5 LAS on el_gdt,
-        tr_imst, hu_szeged dev, jack-knifed tags).
+        ``NOUN|Case=Gen`` (the raw-text pipeline's parser reads Case and VerbForm: with predicted tags they help
+        morphologically rich languages most; ``benchmarks/pipeline_dev.py``).
     learner : a :class:`~swvp.learn.perceptron.Perceptron` whose search is greedy or beam search (it is also the
         decoder); default: averaged CSP, beam 8, max-violation, 15 epochs.
     hash_bits : features conjoined with the labelled action hash into ``2**hash_bits`` rows of ``1 + 2L`` weights
