@@ -86,13 +86,14 @@ class Lemmatizer(CandidateTagger):
         cached = self.__dict__.get("_parsed")
         if cached is None or cached[0] is not self.labels_:
             parsed = [EditScript.decode(t) for t in self.labels_]
-            cached = self._parsed = (self.labels_, parsed, [added_scripts(p) for p in parsed])
-        _, parsed, added = cached
+            cached = self._parsed = (self.labels_, [None if p is None else p.applies for p in parsed],
+                                     [added_scripts(p) for p in parsed])
+        _, applies, added = cached
         form_scripts: dict[str, frozenset[str]] = {}
 
         def allowed(form: str, y: int) -> bool:
-            edit = parsed[y]
-            if edit is not None and not edit.applies(form):
+            edit_applies = applies[y]  # None: a whole-lemma script, which edits any form
+            if edit_applies is not None and not edit_applies(form):
                 return False
             need = added[y]
             if not need:
