@@ -268,25 +268,22 @@ def _sentence(s: ConlluSentence) -> Sentence:
     for r, line in enumerate(s.lines):
         if line.startswith("#"):
             continue
-        cols = line.split("\t")
-        tid = cols[0]
+        tid, form, lemma, upos, xpos, feats, head, deprel, _deps, misc = line.split("\t")  # read_conllu checked 10
         if "." in tid:
             continue
         if "-" in tid:
-            a, b = tid.split("-")
-            range_end = int(b)
-            current = Token(cols[1], [], SPACE_AFTER_NO not in misc_items(cols[9]), cols[9])
+            range_end = int(tid.split("-")[1])
+            current = Token(form, [], SPACE_AFTER_NO not in misc_items(misc), misc)
             sent.tokens.append(current)
             continue
-        head = -1 if cols[6] == _MISSING else int(cols[6])
-        word = Word(cols[1], cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[9], s.first_line + r, int(tid))
+        word = Word(form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=-1 if head == _MISSING else int(head),
+                    deprel=deprel, misc=misc, line=s.first_line + r, id=int(tid))
         if current is not None and int(tid) <= range_end:
             current.words.append(word)
             continue
         current = None
-        misc = cols[9]
         word.misc = _MISSING
-        sent.tokens.append(Token(cols[1], [word], SPACE_AFTER_NO not in misc_items(misc), misc))
+        sent.tokens.append(Token(form, [word], SPACE_AFTER_NO not in misc_items(misc), misc))
     return sent
 
 
