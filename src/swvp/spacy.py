@@ -200,9 +200,10 @@ def to_document(doc: Doc) -> Document:
                         raise ValueError(f"word {t.i} ({t.text!r}) has its head outside its sentence")
                     head = 0 if t.head.i == t.i else t.head.i - a + 1
                 deprel = "root" if t.dep_ == root else (t.dep_ or _MISSING)
-                words.append(Word(t.text, t.lemma_ or _MISSING, t.pos_ or _MISSING, t.tag_ or _MISSING,
-                                  ud_feats(t.morph), head, deprel if head >= 0 else _MISSING,
-                                  word_misc[t.i] if word_misc is not None else _MISSING))
+                words.append(Word(t.text, lemma=t.lemma_ or _MISSING, upos=t.pos_ or _MISSING,
+                                  xpos=t.tag_ or _MISSING, feats=ud_feats(t.morph), head=head,
+                                  deprel=deprel if head >= 0 else _MISSING,
+                                  misc=word_misc[t.i] if word_misc is not None else _MISSING))
             sent.tokens.append(SwvpToken(forms[k], words, bool(doc[tb - 1].whitespace_),
                                          token_misc[k] if token_misc is not None else _MISSING))
             k += 1

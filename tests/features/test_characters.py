@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from swvp.data.text import paragraph_starts
-from swvp.features.characters import LENGTH_CAP, POSITION_CAP, TEMPLATES, CharacterFeatures, _parse, char_units
+from swvp.features.characters import (
+    ATOMS,
+    LENGTH_CAP,
+    POSITION_CAP,
+    TEMPLATES,
+    CharacterFeatures,
+    _parse,
+    char_units,
+)
 
 TEXT = ("Mr. Smith's cat (the «big» one) sat.Then it ran!  E.g. 3.5 km…\n"
         "ΣΤΟ σπίτι, στο δρόμο. İstanbul'da ÉTÉ\n\n  \n"
@@ -127,18 +135,36 @@ def test_lexicon_atoms_on_a_small_string():
     text = "xabc. abc. c."
     feats.fit_transform(char_units(text))
     atoms, _ = feats._atoms(char_units(text))
-    le, ls, lx = atoms[:, 5] - 2, atoms[:, 6] - 2, atoms[:, 7] - 2
+    le, ls, lx = (atoms[:, ATOMS.index(name)] - 2 for name in ("le", "ls", "lx"))
     # units: x a b c . | a b c . | c .
     assert le.tolist() == [0, 0, 2, 3, 2, 0, 2, 3, 2, 0, 2]
     assert ls.tolist() == [0, 3, 1, 2, 0, 3, 1, 2, 0, 2, 0]
     assert lx.tolist() == [0, 0, 2, 0, 0, 0, 3, 1, 0, 4, 5]
 
 
+def test_a_fold_reads_the_lexicons_of_its_own_fold():
+    text = "xabc. abc. c. ab b"
+    u = char_units(text)
+    feats = CharacterFeatures(["ab", "abc", "c.", "b"], ["b", "c"], 20)
+    feats.fit_transform(u)
+    folds = np.arange(u.n_units) % 2
+    fold_lexicons = [(["abc", "c."], ["c"]), (["ab", "b"], [])]
+    atoms, chunk = feats._atoms(u, folds, fold_lexicons)
+    assert np.array_equal(chunk, feats._atoms(u)[1])
+    for f, (lexicon, words) in enumerate(fold_lexicons):
+        own = CharacterFeatures(lexicon, words, 20)
+        own.chars_, own.chunks_ = feats.chars_, feats.chunks_
+        at = folds == f
+        assert np.array_equal(atoms[at], own._atoms(u)[0][at])  # every column, the chunk's too
+    assert not np.array_equal(atoms, feats._atoms(u)[0])
+
+
 def test_unseen_characters_are_unknown_and_state_round_trips():
     feats = CharacterFeatures(["ab"], ["b"], 20)
     feats.fit_transform(char_units("ab ab"))
     atoms, _ = feats._atoms(char_units("aZ"))
-    assert atoms[1, 0] == 0 and atoms[0, 0] > 1
+    c = ATOMS.index("c")
+    assert atoms[1, c] == 0 and atoms[0, c] > 1
     meta, arrays = feats.state()
     back = CharacterFeatures.from_state(meta, arrays)
     u = char_units("ab a b\n\nba")

@@ -13,6 +13,16 @@ def test_case_classes():
     assert [case_class(w) for w in ("dog", "Dog", "DOG", "A1", ".", "I")] == ["l", "t", "u", "d", "o", "t"]
 
 
+def test_the_key_strings_a_model_file_holds():
+    lex = CandidateLexicon(5, suffix_length=1, rare=3).fit(["Dogs", "ran"], [0, 1], keys=["NOUN", "VERB"])
+    meta, _ = lex.state()
+    assert meta["form_keys"] == ["Dogs\x1fNOUN", "ran\x1fVERB"]  # form, key
+    # suffix, case class, key (longest suffix first), then the key's global level: no suffix, no case
+    assert meta["levels"] == ["s\x1ft\x1fNOUN", "\x1ft\x1fNOUN", "\x1f\x1fNOUN", "n\x1fl\x1fVERB", "\x1fl\x1fVERB",
+                              "\x1f\x1fVERB"]
+    assert CandidateLexicon.from_state(meta, lex.state()[1]).type_candidates("cats", "NOUN") == [0]
+
+
 def test_dictionary_labels_most_frequent_first_and_frequent_forms_take_only_them():
     lex = CandidateLexicon(max_candidates=5, suffix_length=3, rare=3).fit(FORMS, LABELS)
     assert lex.type_candidates("the") == [0, 1]  # seen 3 times (rare = 3): the dictionary alone

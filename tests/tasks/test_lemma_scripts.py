@@ -5,7 +5,7 @@ import pytest
 
 from swvp.data.text import Document, Sentence, Token, Word
 from swvp.learn.perceptron import Perceptron
-from swvp.structures.lemma import added_scripts, adds_within, letter_script, letter_scripts, script_parts
+from swvp.structures.lemma import EditScript, added_scripts, adds_within, letter_script, letter_scripts
 from swvp.tasks.lemmatizer import Lemmatizer
 
 # Greek nouns in the accusative, lemma = form + final sigma ("λόγο" → "λόγος"); a few already in the nominative
@@ -60,9 +60,9 @@ def test_letter_script(ch, script):
 
 
 def test_what_a_script_may_add():
-    greek_sigma = added_scripts(script_parts("l||||ς"))
-    assert greek_sigma == {"GREEK"} and added_scripts(script_parts("l|||s|")) == frozenset()
-    assert added_scripts(script_parts("=go")) == frozenset()
+    greek_sigma = added_scripts(EditScript.decode("l||||ς"))
+    assert greek_sigma == {"GREEK"} and added_scripts(EditScript.decode("l|||s|")) == frozenset()
+    assert added_scripts(EditScript.decode("=go")) == frozenset()
     assert adds_within(letter_scripts("λόγο"), greek_sigma)
     assert not adds_within(letter_scripts("literal"), greek_sigma)
     assert not adds_within(letter_scripts("1980"), greek_sigma)  # no letter: no letter added

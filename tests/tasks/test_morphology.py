@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from morph_language import split_language
+from swvp.data.text import Word
 from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
 from swvp.tasks import load
 from swvp.tasks._candidates import as_document
 from swvp.tasks.lemmatizer import Lemmatizer
-from swvp.tasks.morphology import MorphologicalTagger
+from swvp.tasks.morphology import JointTag, MorphologicalTagger
 
 
 def accuracy(gold_doc, pred_doc, column):
@@ -25,6 +26,20 @@ def blank(doc, *columns):
         for c in columns:
             setattr(w, c, "_")
     return out
+
+
+def test_a_joint_tag_is_labelled_by_its_tagged_columns_in_their_order():
+    word = Word("dogs", upos="NOUN", xpos="NNS", feats="Number=Plur")
+    tag = JointTag.of(word, ("upos", "xpos", "feats"))
+    assert tag == JointTag("NOUN", "NNS", "Number=Plur") and tag.encode(("upos", "xpos", "feats")) == \
+        "NOUN\tNNS\tNumber=Plur"
+    assert JointTag.decode("NOUN\tNNS\tNumber=Plur", ("upos", "xpos", "feats")) == tag
+    only = JointTag.of(word, ("feats", "upos"))
+    assert only == JointTag(upos="NOUN", feats="Number=Plur") and only.xpos is None
+    assert only.encode(("feats", "upos")) == "Number=Plur\tNOUN"  # the columns' order, as model files have it
+    assert JointTag.decode("Number=Plur\tNOUN", ("feats", "upos")) == only
+    with pytest.raises(ValueError):
+        JointTag.decode("NOUN", ("upos", "xpos"))
 
 
 @pytest.fixture(scope="module")

@@ -375,7 +375,7 @@ def training_paragraphs(doc: Document | ConlluCorpus) -> list[TrainingParagraph]
     ``from_forms``). Tokens are aligned by their non-whitespace characters, so a ``# text`` spaced otherwise than
     ``SpaceAfter`` says still aligns.
     """
-    with gc_paused():  # the document's small objects form no cycle: the collector's passes cost 4/5 of the time
+    with gc_paused():  # the document's many small objects form no cycle: the collector's passes over them are wasted
         return _training_paragraphs(doc if isinstance(doc, Document) else document_from_conllu(doc))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,6 +52,7 @@ TEMPLATES = (
     "ms+1|lx", "mx|lx", "ms+1|le", "mx|c", "mx|pe", "ms+1|c|c+1",
 )
 _READ = re.compile(r"^([a-z]+)([+-][0-9])?$")
+#: the atoms by name, in the order of the atom table's columns
 ATOMS = ("c", "l", "k", "ps", "pe", "le", "ls", "lx", "w", "me", "ms", "mx")
 
 
@@ -81,6 +83,24 @@ def _compile(templates: tuple[str, ...]):
 
 
 _TABLE = _compile(TEMPLATES)
+
+
+class _LexiconMatches(NamedTuple):
+    """Per unit (n,) int64, what the lexicons say (:func:`swvp.features._char_kernels.lexicon_atoms`): the longest
+    training token ending / starting at the unit, the chunk flags and the chunk's key; then the same look-ups in the
+    words of multiword tokens (the chunk's key is the same)."""
+
+    ends: np.ndarray
+    starts: np.ndarray
+    flags: np.ndarray
+    chunk: np.ndarray
+    word_ends: np.ndarray
+    word_starts: np.ndarray
+    word_flags: np.ndarray
+
+
+#: the matches that depend on the lexicon (a jackknife fold replaces them; the chunk's key does not)
+_LEXICON_DEPENDENT = tuple(f for f in _LexiconMatches._fields if f != "chunk")
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,34 +220,38 @@ class CharacterFeatures(KeyTableCache):
         n = u.n_units
         lower, cat, _ = _char_properties(u.cps) if n else (u.cps, u.cps, u.cps)
         idx = np.arange(n, dtype=INT)
-        lex = self._lexicon_atoms(lower, u, self._table, self._words_table)
+        lex = self._lexicon_matches(lower, u, self._table, self._words_table)
         if folds is not None:
             for f, (lexicon, words) in enumerate(fold_lexicons):
                 at = folds == f
-                fold = self._lexicon_atoms(lower, u, _table(_clean(lexicon)), _table(_clean(words)))
-                for a, b in zip(lex[:3] + lex[4:], fold[:3] + fold[4:]):  # the chunk key (index 3) is the same
-                    a[at] = b[at]
-        ends, starts, flags, chunk, wends, wstarts, wflags = lex
+                fold = self._lexicon_matches(lower, u, _table(_clean(lexicon)), _table(_clean(words)))
+                for name in _LEXICON_DEPENDENT:
+                    getattr(lex, name)[at] = getattr(fold, name)[at]
+        columns = {
+            "c": _ids(u.cps, self.chars_),
+            "l": _ids(lower, self.chars_),
+            "k": cat,
+            "ps": np.minimum(idx - u.chunk_start, POSITION_CAP) + 2,
+            "pe": np.minimum(u.chunk_end - idx, POSITION_CAP) + 2,
+            "le": np.minimum(lex.ends, LENGTH_CAP) + 2,
+            "ls": np.minimum(lex.starts, LENGTH_CAP) + 2,
+            "lx": lex.flags + 2,
+            "w": _ids(lex.chunk, self.chunks_),
+            "me": np.minimum(lex.word_ends, LENGTH_CAP) + 2,
+            "ms": np.minimum(lex.word_starts, LENGTH_CAP) + 2,
+            "mx": lex.word_flags + 2,
+        }
         atoms = np.empty((n, len(ATOMS)), INT)
-        atoms[:, 0] = _ids(u.cps, self.chars_)
-        atoms[:, 1] = _ids(lower, self.chars_)
-        atoms[:, 2] = cat
-        atoms[:, 3] = np.minimum(idx - u.chunk_start, POSITION_CAP) + 2
-        atoms[:, 4] = np.minimum(u.chunk_end - idx, POSITION_CAP) + 2
-        atoms[:, 5] = np.minimum(ends, LENGTH_CAP) + 2
-        atoms[:, 6] = np.minimum(starts, LENGTH_CAP) + 2
-        atoms[:, 7] = flags + 2
-        atoms[:, 8] = _ids(chunk, self.chunks_)
-        atoms[:, 9] = np.minimum(wends, LENGTH_CAP) + 2
-        atoms[:, 10] = np.minimum(wstarts, LENGTH_CAP) + 2
-        atoms[:, 11] = wflags + 2
-        return atoms, chunk
+        for col, name in enumerate(ATOMS):
+            atoms[:, col] = columns[name]
+        return atoms, lex.chunk
 
-    def _lexicon_atoms(self, lower: np.ndarray, u: CharUnits, table, words_table) -> list[np.ndarray]:
-        """Token-lexicon (ends, starts, flags, chunk key) then word-lexicon (ends, starts, flags) arrays."""
-        tok = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *table, self.max_length)
-        wrd = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *words_table, self.max_length)
-        return [*tok, *wrd[:3]]
+    def _lexicon_matches(self, lower: np.ndarray, u: CharUnits, table, words_table) -> _LexiconMatches:
+        """What the token lexicon ``table`` and the word lexicon ``words_table`` say of every unit."""
+        ends, starts, flags, chunk = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *table, self.max_length)
+        word_ends, word_starts, word_flags, _ = C.lexicon_atoms(lower, u.chunk_start, u.chunk_end, *words_table,
+                                                                self.max_length)
+        return _LexiconMatches(ends, starts, flags, chunk, word_ends, word_starts, word_flags)
 
     def _keys(self, u: CharUnits, folds: np.ndarray | None = None, fold_lexicons=None) -> np.ndarray:
         atoms, _ = self._atoms(u, folds, fold_lexicons)

@@ -28,9 +28,26 @@ from swvp.features.sequence import _ranges
 
 __all__ = ["CandidateLexicon", "case_class"]
 
+#: joins the parts of a key string: a dictionary key is ``form SEP key``, a guesser level ``suffix SEP case SEP key``
+#: and a key's global level ``SEP SEP key`` (:func:`_form_key`, :func:`_level_key`). The strings are the model file's
+#: and the frozen lexicon's dict keys (a loaded lexicon decodes none); fitting counts by tuples and encodes them once.
 _SEP = "\x1f"
+_GLOBAL = _SEP + _SEP  # how the key string of a global level starts (a suffix level has a case class there)
 #: at most this many (form, key) candidate lists are kept by ``candidates(..., memoize=True)`` (~100 bytes each)
 MEMO_SIZE = 200_000
+
+
+def _form_key(form: str, key: str) -> str:
+    """The dictionary's key string of (form, key)."""
+    return form + _SEP + key
+
+
+def _level_key(suffix: str | None, case: str | None, key: str) -> str:
+    """The key string of a guesser level: (suffix, case class, key), or the global level of ``key`` (suffix and case
+    None: every form of the key)."""
+    if suffix is None:
+        return _GLOBAL + key
+    return suffix + _SEP + case + _SEP + key
 
 
 def case_class(form: str) -> str:
@@ -75,15 +92,15 @@ class CandidateLexicon:
         """Count the training tokens (flat lists). ``tail(label)``: the ending a form needs to take the label ("" for
         any form, the default), or None for a label never guessed (it comes only from the dictionary)."""
         keys = [""] * len(forms) if keys is None else keys
-        counts: dict[str, Counter] = defaultdict(Counter)
+        counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
         for f, y, k in zip(forms, labels, keys, strict=True):
-            counts[f + _SEP + k][int(y)] += 1
-        forms = {fk: c.most_common() for fk, c in counts.items()}
+            counts[f, k][int(y)] += 1
+        forms = {_form_key(f, k): c.most_common() for (f, k), c in counts.items()}
         self.n_labels = 1 + max((int(y) for y in labels), default=-1)
         tails = {}
-        levels: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-        for fk, c in counts.items():
-            f, _, k = fk.partition(_SEP)
+        levels: dict[tuple[str | None, str | None, str], dict[str, Counter]] = \
+            defaultdict(lambda: defaultdict(Counter))
+        for (f, k), c in counts.items():
             low = f.lower()
             cc = case_class(f)
             for y in c:
@@ -91,9 +108,10 @@ class CandidateLexicon:
                 if ty is None:
                     continue
                 for n in range(min(self.suffix_length, len(low)), -1, -1):
-                    levels[self._level(low[len(low) - n:], cc, k)][ty][y] += 1
-                levels[self._level(None, None, k)][ty][y] += 1
-        self._freeze(forms, {lev: {t: c.most_common() for t, c in by_tail.items()} for lev, by_tail in levels.items()})
+                    levels[low[len(low) - n:], cc, k][ty][y] += 1
+                levels[None, None, k][ty][y] += 1
+        self._freeze(forms, {_level_key(*lev): {t: c.most_common() for t, c in by_tail.items()}
+                             for lev, by_tail in levels.items()})
         return self
 
     # -- storage -----------------------------------------------------------------------------------------------
@@ -122,7 +140,7 @@ class CandidateLexicon:
         self._by_tail: dict[int, dict[str, int]] = {}
         self._rows: dict[int, list[tuple[int, int]]] = {}
         self._tail_free = all(t == "" for t in tails)
-        self._global_levels = [lev for lev in levels if lev.startswith(_SEP + _SEP)]
+        self._global_levels = [lev for lev in levels if lev.startswith(_GLOBAL)]
         self._memo: dict[tuple[str, str], list[int]] = {}
 
     def _seen(self, fk: str) -> tuple[list[int], int]:
@@ -154,7 +172,7 @@ class CandidateLexicon:
 
     @property
     def forms(self) -> dict[str, dict[int, int]]:
-        """form + SEP + key → {label: count}, most frequent first (built anew: for inspection)."""
+        """form key string (:func:`_form_key`) → {label: count}, most frequent first (built anew: for inspection)."""
         return {fk: dict(zip(*self._row(f))) for fk, f in self._form_index.items()}
 
     def _row(self, f: int) -> tuple[list[int], list[int]]:
@@ -163,20 +181,14 @@ class CandidateLexicon:
 
     @property
     def guesser(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
-        """level (suffix + SEP + case + SEP + key) → tail → [(label, types)], most types first (built anew: for
+        """level key string (:func:`_level_key`) → tail → [(label, types)], most types first (built anew: for
         inspection)."""
         return {lev: {t: self._pairs(row) for t, row in self._tails_of_level(lev).items()} for lev in self._level_index}
-
-    @staticmethod
-    def _level(suffix: str | None, case: str | None, key: str) -> str:
-        if suffix is None:
-            return _SEP + _SEP + key
-        return suffix + _SEP + case + _SEP + key
 
     # -- candidates --------------------------------------------------------------------------------------------
     def count(self, form: str, key: str = "") -> int:
         """How often (form, key) occurred in training."""
-        return self._seen(form + _SEP + key)[1]
+        return self._seen(_form_key(form, key))[1]
 
     def _tails_of(self, form: str, low: str) -> list[str]:
         """The endings of the form (lowercased and as written) that some label needs: all of them, or only "" when
@@ -199,7 +211,7 @@ class CandidateLexicon:
     def type_candidates(self, form: str, key: str = "", unseen: bool = False,
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:
         """The ranked candidate labels of one (form, key); ``unseen``: as if the form had never been seen."""
-        seen, count = ([], 0) if unseen else self._seen(form + _SEP + key)
+        seen, count = ([], 0) if unseen else self._seen(_form_key(form, key))
         out = seen[:self.max_candidates]
         if count >= self.rare or len(out) >= self.max_candidates:
             return out
@@ -207,8 +219,8 @@ class CandidateLexicon:
         low = form.lower()
         cc = case_class(form)
         form_tails = self._tails_of(form, low)
-        chain = [self._level(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
-        chain.append(self._level(None, None, key))
+        chain = [_level_key(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
+        chain.append(_level_key(None, None, key))
         for lev in chain:
             for y in self._guesses(lev, form_tails):
                 if y in have or (allowed is not None and not allowed(form, y)):

@@ -1,7 +1,8 @@
 """Lemmas as edits of the form: the classes a lemmatizer predicts (Chrupała 2008; UDPipe's lemma rules).
 
-An edit script says how to turn a form into its lemma: a casing rule, then strip a prefix and a suffix and put
-others in their place. Written ``CASE|cut_prefix|add_prefix|cut_suffix|add_suffix``:
+An edit script (:class:`EditScript`) says how to turn a form into its lemma: a casing rule, then strip a prefix
+and a suffix and put others in their place. As a label (and in model files) it is the string
+``CASE|cut_prefix|add_prefix|cut_suffix|add_suffix`` (:meth:`EditScript.encode`; ``|`` and ``\\`` escaped):
 
 * CASE ``l`` works on the lowercased form (for lemmas without capitals), ``k`` keeps the form's casing; ``t`` /
   ``u`` title-case / upper-case the result of ``l``;
@@ -20,11 +21,13 @@ Greek model's "add final sigma" rule never reaches a Latin or Arabic word.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
-__all__ = ["added_scripts", "adds_within", "applies", "apply_script", "edit_script", "letter_script",
-           "letter_scripts", "parts_apply", "script_parts"]
+__all__ = ["IDENTITY", "EditScript", "added_scripts", "adds_within", "applies", "apply_script", "edit_script",
+           "letter_script", "letter_scripts"]
 
 _SEP = "|"
 
@@ -52,8 +55,16 @@ def _escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace(_SEP, "\\p")
 
 
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _unescaped(m: re.Match) -> str:
+    return _SEP if m.group(1) == "p" else m.group(1)
+
+
 def _unescape(s: str) -> str:
-    return s.replace("\\p", _SEP).replace("\\\\", "\\")
+    """:func:`_escape` undone, in one pass (``\\\\p`` is a backslash and a ``p``)."""
+    return _ESCAPED.sub(_unescaped, s) if "\\" in s else s
 
 
 def _cased(case: str, form: str) -> str:
@@ -68,10 +79,55 @@ def _finish(case: str, text: str) -> str:
     return text
 
 
+class EditScript(NamedTuple):
+    """An edit of a form into its lemma (see the module docstring): the casing rule, then the prefix and the suffix
+    cut from the (cased) form and those put in their place. Its string (:meth:`encode`) is the lemmatizer's label
+    and what model files hold; a whole-lemma script (``=LEMMA``) has no fields: :meth:`decode` gives None."""
+
+    case: str
+    cut_prefix: str
+    add_prefix: str
+    cut_suffix: str
+    add_suffix: str
+
+    def encode(self) -> str:
+        """``CASE|cut_prefix|add_prefix|cut_suffix|add_suffix``, ``|`` and ``\\`` in the strings escaped."""
+        return _SEP.join((self.case, *map(_escape, self[1:])))
+
+    @classmethod
+    def decode(cls, script: str) -> EditScript | None:
+        """The script of the string :meth:`encode` wrote; None for a whole-lemma script (``=LEMMA``)."""
+        if script.startswith("="):
+            return None
+        parts = script.split(_SEP)
+        if len(parts) != 5:
+            raise ValueError(f"not an edit script: {script!r}")
+        return cls(parts[0], *map(_unescape, parts[1:]))
+
+    def applies(self, form: str) -> bool:
+        """Whether this edit can edit ``form`` (:func:`applies`)."""
+        case, cut_p, add_p, cut_s, add_s = self
+        base = _cased(case, form)
+        kept = len(base) - len(cut_p) - len(cut_s)
+        return (kept > 0 or kept == 0 and bool(add_p or add_s)) and base.startswith(cut_p) and base.endswith(cut_s)
+
+    def apply(self, form: str) -> str:
+        """The lemma this edit makes of ``form`` (the form itself if the edit does not apply)."""
+        if not self.applies(form):
+            return form
+        case, cut_p, add_p, cut_s, add_s = self
+        base = _cased(case, form)
+        return _finish(case, add_p + base[len(cut_p):len(base) - len(cut_s)] + add_s)
+
+
+#: the edit that keeps the form as it is
+IDENTITY = EditScript("k", "", "", "", "")
+
+
 def edit_script(form: str, lemma: str) -> str:
-    """The script turning ``form`` into ``lemma`` (see the module docstring); ``apply_script`` inverts it. Of the
-    casings that work, the one with the shortest edit wins (ties: ``l``, ``k``, ``t``, ``u``)."""
-    best: tuple[int, str] | None = None
+    """The script turning ``form`` into ``lemma``, encoded (see the module docstring); ``apply_script`` inverts it.
+    Of the casings that work, the one with the shortest edit wins (ties: ``l``, ``k``, ``t``, ``u``)."""
+    best: tuple[int, EditScript] | None = None
     for case in ("l", "k", "t", "u"):
         base = _cased(case, form)
         target = lemma if case in ("l", "k") else lemma.lower()
@@ -82,50 +138,23 @@ def edit_script(form: str, lemma: str) -> str:
         if n == 0:
             continue
         cost = len(base) + len(target) - 2 * n
-        script = _SEP.join((case, _escape(base[:i]), _escape(target[:j]), _escape(base[i + n:]),
-                            _escape(target[j + n:])))
-        if (best is None or cost < best[0]) and apply_script(form, script) == lemma:
+        script = EditScript(case, base[:i], target[:j], base[i + n:], target[j + n:])
+        if (best is None or cost < best[0]) and script.apply(form) == lemma:
             best = (cost, script)
-    return "=" + lemma if best is None else best[1]
-
-
-def script_parts(script: str) -> tuple[str, str, str, str, str] | None:
-    """(case, cut_prefix, add_prefix, cut_suffix, add_suffix), or None for a whole-lemma script."""
-    if script.startswith("="):
-        return None
-    parts = script.split(_SEP)
-    if len(parts) != 5:
-        raise ValueError(f"not an edit script: {script!r}")
-    return parts[0], *(_unescape(p) for p in parts[1:])
-
-
-def parts_apply(form: str, parts: tuple[str, str, str, str, str] | None) -> bool:
-    """:func:`applies` for a script already split by :func:`script_parts`."""
-    if parts is None:
-        return True
-    case, cut_p, add_p, cut_s, add_s = parts
-    base = _cased(case, form)
-    kept = len(base) - len(cut_p) - len(cut_s)
-    return (kept > 0 or kept == 0 and bool(add_p or add_s)) and base.startswith(cut_p) and base.endswith(cut_s)
+    return "=" + lemma if best is None else best[1].encode()
 
 
 def applies(form: str, script: str) -> bool:
-    """Whether ``script`` can edit ``form``: its removed prefix and suffix are there, without overlapping, and a
-    non-empty lemma is left."""
-    return parts_apply(form, script_parts(script))
+    """Whether the encoded ``script`` can edit ``form``: its removed prefix and suffix are there, without
+    overlapping, and a non-empty lemma is left (a whole-lemma script edits any form)."""
+    edit = EditScript.decode(script)
+    return edit is None or edit.applies(form)
 
 
 def apply_script(form: str, script: str) -> str:
-    """The lemma ``script`` makes of ``form`` (the form itself if the script does not apply)."""
-    parts = script_parts(script)
-    if parts is None:
-        return script[1:]
-    if not applies(form, script):
-        return form
-    case, cut_p, add_p, cut_s, add_s = parts
-    base = _cased(case, form)
-    middle = base[len(cut_p):len(base) - len(cut_s)]
-    return _finish(case, add_p + middle + add_s)
+    """The lemma the encoded ``script`` makes of ``form`` (the form itself if the script does not apply)."""
+    edit = EditScript.decode(script)
+    return script[1:] if edit is None else edit.apply(form)
 
 
 # --------------------------------------------------------------------------------------------- writing systems
@@ -154,12 +183,12 @@ def letter_scripts(text: str) -> frozenset[str]:
     return frozenset(filter(None, map(letter_script, set(text))))
 
 
-def added_scripts(parts: tuple[str, str, str, str, str] | None) -> frozenset[str]:
-    """The writing systems of the letters a script (split by :func:`script_parts`) adds; empty for a script that
-    adds none and for a whole-lemma script (which no guesser proposes)."""
-    if parts is None:
+def added_scripts(edit: EditScript | None) -> frozenset[str]:
+    """The writing systems of the letters an edit adds; empty for an edit that adds none and for a whole-lemma
+    script (None: no guesser proposes one)."""
+    if edit is None:
         return frozenset()
-    return letter_scripts(parts[2] + parts[4])
+    return letter_scripts(edit.add_prefix + edit.add_suffix)
 
 
 def adds_within(form_scripts: frozenset[str], added: frozenset[str]) -> bool:

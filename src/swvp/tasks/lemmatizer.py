@@ -18,13 +18,13 @@ from swvp.data.text import Word
 from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
 from swvp.structures.lemma import (
+    IDENTITY,
+    EditScript,
     added_scripts,
     adds_within,
     apply_script,
     edit_script,
     letter_scripts,
-    parts_apply,
-    script_parts,
 )
 from swvp.tasks._candidates import CandidateTagger
 
@@ -73,11 +73,11 @@ class Lemmatizer(CandidateTagger):
                 for w in words]
 
     def _atoms(self, label: str) -> list[str]:
-        parts = script_parts(label)
-        if parts is None:
+        edit = EditScript.decode(label)
+        if edit is None:
             return ["S" + label]
-        case, cut_p, add_p, cut_s, add_s = parts
-        return ["S" + label, f"s:{cut_s}>{add_s}", f"p:{cut_p}>{add_p}", "c:" + case]
+        return ["S" + label, f"s:{edit.cut_suffix}>{edit.add_suffix}", f"p:{edit.cut_prefix}>{edit.add_prefix}",
+                "c:" + edit.case]
 
     def _keys(self, words: list[Word]) -> list[str]:
         return [w.upos for w in words]
@@ -87,8 +87,8 @@ class Lemmatizer(CandidateTagger):
 
     def _tail(self, label: str) -> str | None:
         """A script applies to forms ending in what it cuts; whole-lemma scripts are never guessed."""
-        parts = script_parts(label)
-        return None if parts is None else parts[3]
+        edit = EditScript.decode(label)
+        return None if edit is None else edit.cut_suffix
 
     def _allowed(self) -> Callable[[str, int], bool]:
         """``allowed(form, y)``: script y applies to the form and adds no letter of a writing system the form's
@@ -96,13 +96,15 @@ class Lemmatizer(CandidateTagger):
         list; a form's systems once per call of this method)."""
         cached = self.__dict__.get("_parsed")
         if cached is None or cached[0] is not self.labels_:
-            parsed = [script_parts(t) for t in self.labels_]
-            cached = self._parsed = (self.labels_, parsed, [added_scripts(p) for p in parsed])
-        _, parsed, added = cached
+            parsed = [EditScript.decode(t) for t in self.labels_]
+            cached = self._parsed = (self.labels_, [None if p is None else p.applies for p in parsed],
+                                     [added_scripts(p) for p in parsed])
+        _, applies, added = cached
         form_scripts: dict[str, frozenset[str]] = {}
 
         def allowed(form: str, y: int) -> bool:
-            if not parts_apply(form, parsed[y]):
+            edit_applies = applies[y]  # None: a whole-lemma script, which edits any form
+            if edit_applies is not None and not edit_applies(form):
                 return False
             need = added[y]
             if not need:
@@ -115,8 +117,8 @@ class Lemmatizer(CandidateTagger):
         return allowed
 
     def _fallback(self) -> int:
-        """A word with no candidate keeps its form (the identity script ``k||||``, where training had it)."""
-        return self.label_index_.get("k||||", 0)
+        """A word with no candidate keeps its form (the identity script, where training had it)."""
+        return self.label_index_.get(IDENTITY.encode(), 0)
 
     def _write(self, word: Word, label: str) -> None:
         word.lemma = apply_script(word.form, label)

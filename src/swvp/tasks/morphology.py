@@ -1,14 +1,17 @@
 """``MorphologicalTagger``: UPOS, XPOS and UFeats (the FEATS column) of every word, as one joint tag.
 
-The joint tag ``UPOS|XPOS|FEATS`` (391 of them on el_gdt, 1,029 on tr_imst) is chosen among each word's candidates
+The joint tag (:class:`JointTag`: UPOS, XPOS, FEATS) is chosen among each word's candidates
 (its dictionary tags, or the tags of words sharing its suffix: :class:`~swvp.features.lexicon.CandidateLexicon`) by a
 first-order candidate chain (:mod:`swvp.problems.candidates`) over the tagging templates; its weights are the
 templates conjoined with the tag's parts — the whole tag, ``UPOS=…``, ``XPOS=…`` and every ``Feature=Value`` — so
 rare tags learn from their parts, and the transitions are tag bigrams and UPOS bigrams. ``columns`` chooses what is
-tagged jointly: any of ``upos``, ``xpos``, ``feats`` (the others are left as they are).
+tagged jointly: any of ``upos``, ``xpos``, ``feats`` (the others are left as they are). A tag's label (its name in the
+candidate machinery and in model files) is its tagged columns' values joined by a tab, in ``columns`` order.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from swvp.data.text import Word
 from swvp.exceptions import DataError
@@ -17,9 +20,31 @@ from swvp.tasks._candidates import CandidateTagger
 
 MODEL_KIND = "morphological-tagger"
 COLUMNS = ("upos", "xpos", "feats")
-_SEP = "\t"
+_SEP = "\t"  # between the columns of a label
 
-__all__ = ["COLUMNS", "MODEL_KIND", "MorphologicalTagger"]
+__all__ = ["COLUMNS", "MODEL_KIND", "JointTag", "MorphologicalTagger"]
+
+
+class JointTag(NamedTuple):
+    """A word's joint morphological tag: each tagged column's value, None for a column the tagger leaves alone."""
+
+    upos: str | None = None
+    xpos: str | None = None
+    feats: str | None = None
+
+    @classmethod
+    def of(cls, word: Word, columns: tuple[str, ...]) -> JointTag:
+        """The tag of ``word`` in the ``columns``."""
+        return cls(**{c: getattr(word, c) for c in columns})
+
+    def encode(self, columns: tuple[str, ...]) -> str:
+        """The label of this tag: the values of ``columns`` (the tagged ones, in this order) joined by a tab."""
+        return _SEP.join(getattr(self, c) for c in columns)
+
+    @classmethod
+    def decode(cls, label: str, columns: tuple[str, ...]) -> JointTag:
+        """The tag of a label :meth:`encode` wrote for these ``columns``."""
+        return cls(**dict(zip(columns, label.split(_SEP), strict=True)))
 
 
 class MorphologicalTagger(CandidateTagger):
@@ -78,28 +103,43 @@ class MorphologicalTagger(CandidateTagger):
             if bad is not None:
                 raise DataError(source, bad.line, f"word {bad.form!r} has no UPOS ('_'); the tagger needs it on "
                                                   "every training word")
-        return [_SEP.join(getattr(w, c) for c in cols) for w in words]
+        return [JointTag.of(w, cols).encode(cols) for w in words]
 
-    def _parts(self, label: str) -> dict[str, str]:
-        return dict(zip(self._columns(), label.split(_SEP), strict=True))
+    def _tag(self, label: str) -> JointTag:
+        """The tag of ``label`` (the fitted labels' tags decoded once per label list: ``_write`` runs per word)."""
+        cached = self.__dict__.get("_tags")
+        if cached is None or cached[0] is not self.labels_:
+            cols = self._columns()
+            cached = self._tags = (self.labels_, {t: JointTag.decode(t, cols) for t in self.labels_})
+        tag = cached[1].get(label)
+        return JointTag.decode(label, self._columns()) if tag is None else tag
 
     def _atoms(self, label: str) -> list[str]:
-        parts = self._parts(label)
+        """The label, and with more than one column tagged its UPOS, its XPOS and each of its features."""
         atoms = ["T=" + label]
-        for c in ("upos", "xpos"):
-            if c in parts and len(parts) > 1:
-                atoms.append(f"{c}={parts[c]}")
-        if "feats" in parts and len(parts) > 1:
-            atoms.extend("f:" + f for f in parts["feats"].split("|") if f != "_")
+        if len(self._columns()) > 1:
+            tag = self._tag(label)
+            if tag.upos is not None:
+                atoms.append("upos=" + tag.upos)
+            if tag.xpos is not None:
+                atoms.append("xpos=" + tag.xpos)
+            if tag.feats is not None:
+                atoms.extend("f:" + f for f in tag.feats.split("|") if f != "_")
         return atoms
 
     def _label_class(self, label: str) -> str:
-        parts = self._parts(label)
-        return parts.get("upos", label)
+        """The UPOS (the transitions' tag class), or the whole label where UPOS is not tagged."""
+        upos = self._tag(label).upos
+        return label if upos is None else upos
 
     def _write(self, word: Word, label: str) -> None:
-        for c, v in self._parts(label).items():
-            setattr(word, c, v)
+        tag = self._tag(label)
+        if tag.upos is not None:
+            word.upos = tag.upos
+        if tag.xpos is not None:
+            word.xpos = tag.xpos
+        if tag.feats is not None:
+            word.feats = tag.feats
 
     def _state(self):
         meta, arrays = super()._state()
