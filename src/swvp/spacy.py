@@ -455,7 +455,9 @@ def load(model, *, lang: str | None = None, root_label: str | None = ROOT_LABEL)
         pipeline = model
     else:
         pipeline = _read_pipeline(model)
-    if "tokenizer" not in pipeline.stages_:
+    from swvp.tasks.stages import reads_raw_text
+
+    if not reads_raw_text(pipeline):
         raise ValueError("this pipeline has no tokenizer stage: spaCy needs one to analyze raw text")
     config = {"nlp": {"tokenizer": {"@tokenizers": _TOKENIZER, "root_label": root_label},
                       "after_creation": {"@callbacks": _BATCHED_PIPE}}}

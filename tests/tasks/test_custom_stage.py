@@ -186,3 +186,17 @@ def test_register_stage_checks_the_class_and_refuses_a_taken_kind():
         register_stage("no-annotate")(type("NoAnnotate", (), {"fit": lambda self, d: self}))
     assert check_stage(Lemmatizer()) == [] and check_stage(Tokenizer()) == []
     assert check_stage(TransitionDependencyParser()) == [] and check_stage(MorphologicalTagger()) == []
+
+
+def test_the_service_runs_a_users_stage_with_the_component_of_what_it_provides(readme_stage, treebank):
+    """UDPipe's ``tagger`` component runs every stage that provides tags or lemmas — a user's lemmatizer too — and
+    ``tokenizer`` alone runs none of them (``swvp serve``'s ``tagger=`` / ``parser=`` parameters)."""
+    pytest.importorskip("starlette")
+    from swvp.serve.app import components_of
+    from swvp.serve.decoding import stage_view
+
+    pipe = Pipeline(**stages(lemmatizer=readme_stage()), jackknife=0,
+                    stages=("tokenizer", "tagger", "lemmatizer")).fit(treebank["train"])
+    assert components_of(pipe) == ["tokenizer", "tagger"]
+    assert list(stage_view(pipe, ("tokenizer",)).stages_) == ["tokenizer"]
+    assert stage_view(pipe, ("tokenizer", "tagger")) is pipe

@@ -59,7 +59,7 @@ from swvp._version import __version__
 from swvp.exceptions import SwvpError
 from swvp.serve.decoding import INTERNAL_ERROR, PoolDecoder, ThreadDecoder, run_jobs
 from swvp.serve.limits import DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_QUEUE, DEFAULT_TIMEOUT
-from swvp.serve.udpipe_api import COMPONENTS, Job, RequestError, make_job, parse_form
+from swvp.serve.udpipe_api import COMPONENTS, Job, RequestError, make_job, parse_form, runs_with
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "DEFAULT_QUEUE", "DEFAULT_TIMEOUT", "LOOPBACK_HOSTS", "STATIC_DIR",
            "create_app", "load_models", "serve"]
@@ -104,7 +104,7 @@ def load_models(models: Mapping[str, object]) -> dict:
 
 def components_of(pipeline) -> list[str]:
     """UDPipe's components a pipeline has: tokenizer, tagger (its tagger or lemmatizer), parser."""
-    return [c for c, stages in COMPONENTS.items() if any(s in pipeline.stages_ for s in stages)]
+    return [c for c in COMPONENTS if any(runs_with(stage, c) for stage in pipeline.stages_.values())]
 
 
 def _warm_up(models: dict, components: dict) -> None:

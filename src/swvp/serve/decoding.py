@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from swvp.data.paragraphs import RawTextDecoder
 from swvp.data.textio import BytesInput
 from swvp.exceptions import DataError
-from swvp.serve.udpipe_api import COMPONENTS, Job, RequestError, format_sentences, vertical_to_horizontal
+from swvp.serve.udpipe_api import Job, RequestError, format_sentences, runs_with, vertical_to_horizontal
 from swvp.tasks.process_pool import pool_processes, run_in_pool, start_pool, stop_pool
 from swvp.tasks.streaming import analyze_batches, conllu_text, read_batches
 
@@ -52,7 +52,7 @@ _VIEWS: dict[tuple[int, tuple[str, ...]], object] = {}
 def stage_view(pipeline, components: tuple[str, ...]):
     """``pipeline`` running only the stages of ``components`` (UDPipe's tokenizer / tagger / parser): the pipeline
     itself when that is all of them, else a shallow copy sharing its stages (cached)."""
-    keep = {stage for c in components for stage in COMPONENTS[c]}
+    keep = {name for name, stage in pipeline.stages_.items() if any(runs_with(stage, c) for c in components)}
     if keep >= set(pipeline.stages_):
         return pipeline
     key = (id(pipeline), tuple(sorted(keep)))

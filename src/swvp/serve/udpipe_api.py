@@ -38,12 +38,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 __all__ = ["COMPONENTS", "PARAMETERS", "Job", "RequestError", "format_sentences", "make_job", "parse_form",
-           "resolve_model", "vertical_to_horizontal"]
+           "resolve_model", "runs_with", "vertical_to_horizontal"]
 
 #: the parameters of ``/process``; any other is refused
 PARAMETERS = ("data", "model", "tokenizer", "tagger", "parser", "input", "output")
-#: UDPipe's components and the swvp pipeline stages each runs
-COMPONENTS = {"tokenizer": ("tokenizer",), "tagger": ("tagger", "lemmatizer"), "parser": ("parser",)}
+#: UDPipe's components and the annotations of the stages each runs (a stage runs with a component when it provides
+#: one of them: :mod:`swvp.tasks.stages`)
+COMPONENTS = {"tokenizer": ("tokens",), "tagger": ("upos", "xpos", "feats", "lemma"), "parser": ("head", "deprel")}
+
+
+def runs_with(stage, component: str) -> bool:
+    """Whether a pipeline stage runs with UDPipe's ``component``."""
+    return bool(set(stage.provides) & set(COMPONENTS[component]))
 #: at most this many fields in a form (every parameter once, and room for a client's repeated ones)
 MAX_FIELDS = 32
 
