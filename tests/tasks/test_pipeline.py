@@ -59,6 +59,18 @@ def test_raw_text_to_valid_conllu_that_scores_well(fitted, treebank):
     assert set(fitted.stage_cpu_seconds_) >= {"tokenizer", "tagger", "lemmatizer", "jackknife", "parser", "total"}
 
 
+def test_every_stage_reports_the_dev_score_of_the_epoch_it_kept(fitted, tmp_path):
+    """With dev data every stage keeps its best dev epoch and records that epoch's score (its history's), also in
+    the file."""
+    scores = fitted.dev_scores_
+    assert set(scores) == {"tokenizer", "tagger", "lemmatizer", "parser"}
+    for name, stage in fitted.stages_.items():
+        kept = next(h for h in stage.history_ if h["epoch"] == stage.best_epoch_)
+        assert scores[name] == kept["dev_accuracy"] == max(h["dev_accuracy"] for h in stage.history_) > 0.5, name
+    fitted.save(tmp_path / "p.npz")
+    assert Pipeline.load(tmp_path / "p.npz").dev_scores_ == scores
+
+
 def test_gold_tokens_keep_sentences_and_tokens(fitted, treebank):
     gold = document_from_conllu(parse_conllu(treebank["test"].read_text(encoding="utf-8")))
     doc = fitted.annotate(copy.deepcopy(gold))

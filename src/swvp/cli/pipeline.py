@@ -100,6 +100,9 @@ def cmd_train_pipeline(args) -> int:
     resumed = f"; from the checkpoint: {', '.join(pipeline.resumed_)}" if pipeline.resumed_ else ""
     print(f"saved {args.model}: stages {', '.join(pipeline.stages_)}{resumed}; training CPU seconds "
           + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
+    if pipeline.dev_scores_:
+        print("dev scores of the kept epochs: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in
+                                                         pipeline.dev_scores_.items()))
     for name, why in pipeline.skipped_.items():
         print(f"stage {name} left out: {why}", file=sys.stderr)
     if args.test:

@@ -48,8 +48,6 @@ def _sentences(doc: Document) -> list[list[Word]]:
 class CandidateTagger(CompactCoef, TrainedEstimator):
     """Base of the candidate taggers (see the module docstring); subclasses set the hooks and ``MODEL_KIND``."""
 
-    RECORDS_DEV_SCORE = False  # a candidate tagger's file records no dev score
-
     #: the TaggingFeatures template set when ``features`` is None
     DEFAULT_FEATURES = "pos"
 

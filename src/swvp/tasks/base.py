@@ -370,13 +370,10 @@ class TrainedEstimator(Estimator):
     after every epoch), the run's state kept for ``save`` when Ctrl-C stops it, and resuming from a checkpoint.
 
     What differs between kinds is named by class attributes, so that every kind's model files keep what they
-    recorded: :attr:`RECORDS_DEV_SCORE`, :attr:`LEARNER_BEST_EPOCH`, :attr:`KEEPS_VOTED`; :meth:`_take_weights`
+    recorded: :attr:`LEARNER_BEST_EPOCH`, :attr:`KEEPS_VOTED`; :meth:`_take_weights`
     sets the weights (the tagger's are computed when first read).
     """
 
-    #: ``dev_score_`` (the kept weights' dev score, written in the file's settings) is set by :meth:`_finish`; the
-    #: tokenizer's and the candidate taggers' files have never recorded one
-    RECORDS_DEV_SCORE: ClassVar[bool] = True
     #: ``best_epoch_`` is the learner's ``best_epoch`` as it stands (the parsers: the best dev epoch even when the
     #: last epoch's weights are kept; without dev, None until training ends) rather than the kept weights' epoch
     LEARNER_BEST_EPOCH: ClassVar[bool] = False
@@ -395,8 +392,7 @@ class TrainedEstimator(Estimator):
             self.best_epoch_ = result.best_epoch
         else:
             self.best_epoch_ = result.history[-1].epoch if result.history else None
-        if self.RECORDS_DEV_SCORE:
-            self.dev_score_ = dev_score(result, use_best)
+        self.dev_score_ = dev_score(result, use_best)  # the kept weights' dev score (None without dev data)
         self.interrupted_ = result.interrupted
         if self.KEEPS_VOTED:
             self._voted = result.voted

@@ -657,6 +657,14 @@ class Pipeline(Estimator):
         return _completed(fitted)
 
     # -- prediction --------------------------------------------------------------------------------------------
+    @property
+    def dev_scores_(self) -> dict[str, float]:
+        """Each stage's dev score of the weights it kept, where it was trained with dev data (its own measure: the
+        tokenizer's boundary F1, the taggers' accuracy, the parser's UAS)."""
+        self._check_fitted()
+        return {name: float(stage.dev_score_) for name, stage in self.stages_.items()
+                if getattr(stage, "dev_score_", None) is not None}
+
     def _tokenizer(self):
         """The stage that makes the tokens of raw text (ValueError without one)."""
         self._check_fitted()

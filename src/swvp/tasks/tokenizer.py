@@ -176,7 +176,6 @@ class Tokenizer(TrainedEstimator):
     """
 
     MODEL_KIND = MODEL_KIND
-    RECORDS_DEV_SCORE = False  # a tokenizer's file records no dev score
     provides = ("tokens",)  # the stage contract (swvp.tasks.stages): it reads raw text, no annotation
     requires = ()
 
