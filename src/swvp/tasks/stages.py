@@ -34,21 +34,24 @@ ANNOTATIONS = ("tokens", "upos", "xpos", "feats", "lemma", "head", "deprel")
 
 
 class StageSpec(NamedTuple):
-    """A built-in stage: its name in a pipeline, the model kinds that may fill it (the first is the default's), and
-    its default estimator's parameters (applied to the default kind's class)."""
+    """A built-in stage: its name in a pipeline, and the model kinds that may fill it, each with the parameters a
+    pipeline gives that kind's estimator by default (the first kind is the stage's default)."""
 
     name: str
-    kinds: tuple[str, ...]
-    defaults: dict[str, Any]
+    defaults: dict[str, dict[str, Any]]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(self.defaults)
 
 
 #: The built-in stages, in their pipeline order, and every default of a pipeline's stage (the one place they are).
 BUILT_IN: tuple[StageSpec, ...] = (
-    StageSpec("tokenizer", ("tokenizer",), {}),
-    StageSpec("tagger", ("morphological-tagger",), {"features": "morph"}),
-    StageSpec("lemmatizer", ("lemmatizer",), {}),
-    StageSpec("parser", ("transition-parser", "graph-parser"),
-              {"tag_features": ("Case", "VerbForm"), "nonprojective": "lift"}),
+    StageSpec("tokenizer", {"tokenizer": {}}),
+    StageSpec("tagger", {"morphological-tagger": {"features": "morph"}}),
+    StageSpec("lemmatizer", {"lemmatizer": {}}),
+    StageSpec("parser", {"transition-parser": {"tag_features": ("Case", "VerbForm"), "nonprojective": "lift"},
+                         "graph-parser": {"order": 2, "tag_features": ("Case", "VerbForm")}}),
 )
 _SPECS = {spec.name: spec for spec in BUILT_IN}
 
@@ -112,7 +115,7 @@ def default_stage(name: str, *, parser: str = "transition-parser", seed: int | N
     if kind not in spec.kinds:
         raise ValueError(f"the {name} stage is one of {', '.join(spec.kinds)}, not {kind!r}")
     cls = estimator_class(kind)
-    args = dict(spec.defaults) if kind == spec.kinds[0] else {"order": 2, "tag_features": ("Case", "VerbForm")}
+    args = dict(spec.defaults[kind])
     if tag_features is not None and name == "parser":
         args["tag_features"] = tuple(tag_features)
     if seed is not None or (parser_epochs is not None and name == "parser"):
