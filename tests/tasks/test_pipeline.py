@@ -150,3 +150,18 @@ def test_a_tagger_column_the_data_lacks_is_reported(tmp_path):
     pipeline = small_pipeline(stages=("tagger", "parser"), jackknife=0).fit(path)
     assert "XPOS" in pipeline.skipped_["tagger:xpos"]
     assert all(w.xpos == "_" for w in pipeline.annotate(tokenized_document("The cat ran .")).words)
+
+
+def test_sentences_annotated_in_groups_give_the_same_analysis(fitted, treebank, monkeypatch):
+    """A long paragraph is annotated in groups of sentences (bounded memory): any group size, the same output."""
+    import swvp.tasks.pipeline as P
+
+    gold = parse_conllu(treebank["test"].read_text(encoding="utf-8"))
+    text = " ".join(raw_text_of_conllu(gold).split())  # one paragraph
+    whole = fitted(text)
+    for chars in (1, 60, 400):
+        monkeypatch.setattr(P, "ANNOTATE_CHARS", chars)
+        groups = list(P._sentence_groups(fitted.analyze(text).sentences, chars))
+        assert len(groups) > 1 and all(sum(len(t.form) + 1 for s in g for t in s.tokens) <= chars or len(g) == 1
+                                       for g in groups)
+        assert fitted(text) == whole

@@ -3,7 +3,7 @@
 Arrays and scalars only (DESIGN.md principle 7). A string's hash is the polynomial ``Σ (c_k + 1)·B^(m-1-k)`` of its
 code points modulo 2^64, so any substring's hash comes from prefix hashes in O(1):
 ``H[b] - H[a]·B^(b-a)``; it is then mixed and kept to 62 bits (a non-negative key of
-:func:`swvp.features._template_kernels.key_table`).
+:func:`swvp.features._template_kernels.key_set`).
 """
 
 from __future__ import annotations

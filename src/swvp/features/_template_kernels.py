@@ -76,28 +76,46 @@ def _slot(key, bits):
 
 
 @njit(**NJIT)
-def key_table(keys, ids):
-    """An open-addressing hash table (linear probing, load <= 1/2) from distinct keys >= 0 to their ids."""
+def key_set(keys):
+    """An open-addressing hash set (linear probing, load <= 1/2) of distinct keys >= 0: ``(slots, bits)``, the
+    slots holding the keys (-1: empty)."""
     bits = 1
     while (1 << bits) < 2 * keys.shape[0]:
         bits += 1
     size = 1 << bits
     tkeys = np.full(size, -1, INT)
-    tids = np.zeros(size, INT)
     for j in range(keys.shape[0]):
         h = _slot(keys[j], bits)
         while tkeys[h] != -1:
             h = (h + 1) & (size - 1)
         tkeys[h] = keys[j]
-        tids[h] = ids[j]
-    return tkeys, tids, bits
+    return tkeys, bits
 
 
 @njit(**NJIT)
-def keys_to_csr(keys, tkeys, tids, bits):
-    """Per token, the ids of its keys found in the table, in template order: (fptr (n + 1,), fids)."""
+def index_table(keys):
+    """An open-addressing hash table (linear probing, load <= 1/2) of distinct keys >= 0 whose slots hold each key's
+    position in ``keys`` (int32; -1: empty): ``(slots, bits)``. Four bytes a slot — the keys and their ids are read
+    from the arrays the extractor keeps anyway, not copied into the table."""
+    bits = 1
+    while (1 << bits) < 2 * keys.shape[0]:
+        bits += 1
+    size = 1 << bits
+    slots = np.full(size, -1, np.int32)
+    for j in range(keys.shape[0]):
+        h = _slot(keys[j], bits)
+        while slots[h] != -1:
+            h = (h + 1) & (size - 1)
+        slots[h] = j
+    return slots, bits
+
+
+@njit(**NJIT)
+def keys_to_csr(keys, table_keys, table_ids, slots, bits):
+    """Per token, the ids of its keys found in the table (:func:`index_table` of ``table_keys``, whose ids are
+    ``table_ids``), in template order: (fptr (n + 1,), fids)."""
     n, T = keys.shape
-    mask = tkeys.shape[0] - 1
+    mask = slots.shape[0] - 1
     fptr = np.zeros(n + 1, INT)
     fids = np.empty(n * T, INT)
     m = 0
@@ -108,12 +126,12 @@ def keys_to_csr(keys, tkeys, tids, bits):
                 continue
             h = _slot(k, bits)
             while True:
-                x = tkeys[h]
-                if x == k:
-                    fids[m] = tids[h]
-                    m += 1
+                j = slots[h]
+                if j < 0:
                     break
-                if x == -1:
+                if table_keys[j] == k:
+                    fids[m] = table_ids[j]
+                    m += 1
                     break
                 h = (h + 1) & mask
         fptr[i + 1] = m

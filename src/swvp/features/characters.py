@@ -184,10 +184,8 @@ def _clean(words) -> list[str]:
 
 
 def _table(words: list[str]) -> tuple[np.ndarray, int]:
-    """The lexicon key table ``(tkeys, bits)`` of :func:`swvp.features._template_kernels.key_table`."""
-    keys = lowercase_keys(words) if words else np.zeros(0, INT)
-    tkeys, _, bits = K.key_table(keys, np.zeros(keys.shape[0], INT))
-    return tkeys, bits
+    """The lexicon's hash set ``(tkeys, bits)`` (:func:`swvp.features._template_kernels.key_set`)."""
+    return K.key_set(lowercase_keys(words) if words else np.zeros(0, INT))
 
 
 class CharacterFeatures(KeyTableCache):

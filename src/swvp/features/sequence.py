@@ -90,15 +90,17 @@ class KeyTableCache:
     from keys to ids that :func:`~swvp.features._template_kernels.keys_to_csr` reads, built at the first transform
     and kept while ``keys_`` and ``key_ids_`` are the same arrays (a pickle or copy leaves it out).
 
-    Rebuilt at every call, it was most of the cost of analyzing a short text (en_ewt: 9 ms for the tagger's 392,255
-    keys, of 12 ms per one-word ``Pipeline.analyze``); every call allocated it, so keeping it adds nothing to the
-    peak memory of a run (16 bytes per slot, 2 to 4 slots per key), and workers forked after it was built share it.
+    Rebuilt at every call, it was most of the cost of analyzing a short text. Every extractor of a pipeline keeps
+    one, so its slots are small: the position of a key in ``keys_`` (4 bytes, 2 to 4 slots a key), the keys and ids
+    read from the arrays the extractor holds anyway. Workers forked after it was built share it.
     """
 
-    def key_table(self) -> tuple[np.ndarray, np.ndarray, int]:
+    def key_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """``(keys_, key_ids_, slots, bits)``: what :func:`~swvp.features._template_kernels.keys_to_csr` reads after
+        the keys (the slots of :func:`~swvp.features._template_kernels.index_table`)."""
         cached = self.__dict__.get("_key_table")
         if cached is None or cached[0] is not self.keys_ or cached[1] is not self.key_ids_:
-            cached = (self.keys_, self.key_ids_, K.key_table(self.keys_, self.key_ids_))
+            cached = (self.keys_, self.key_ids_, (self.keys_, self.key_ids_, *K.index_table(self.keys_)))
             self.__dict__["_key_table"] = cached
         return cached[2]
 

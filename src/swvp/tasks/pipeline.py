@@ -72,6 +72,25 @@ def _as_corpus(X) -> ConlluCorpus:
     raise TypeError(f"a pipeline trains on a CoNLL-U path or a read ConlluCorpus, not {type(X).__name__}")
 
 
+#: a document's sentences are annotated in groups of about this many characters of words: the stages' working memory
+#: follows a call's words, so a long paragraph sets no higher peak than the batches ``swvp parse`` reads
+ANNOTATE_CHARS = 1 << 14
+
+
+def _sentence_groups(sentences: list, chars: int):
+    """``sentences`` in consecutive groups of at most ``chars`` characters of word forms (a longer sentence alone)."""
+    group, size = [], 0
+    for sent in sentences:
+        n = sum(len(t.form) + 1 for t in sent.tokens)
+        if group and size + n > chars:
+            yield group
+            group, size = [], 0
+        group.append(sent)
+        size += n
+    if group:
+        yield group
+
+
 def _makes_tokens(stage) -> bool:
     return "tokens" in stage.provides
 
@@ -760,11 +779,11 @@ class Pipeline(Estimator):
         """Fill every column the pipeline predicts (FEATS, UPOS, XPOS, LEMMA, HEAD, DEPREL) of ``doc``'s words, in
         place, keeping its sentences and tokens; returns ``doc``."""
         self._check_fitted()
-        if not doc.sentences:
-            return doc
-        for stage in self.stages_.values():
-            if not _makes_tokens(stage):
-                stage.annotate(doc)
+        stages = [stage for stage in self.stages_.values() if not _makes_tokens(stage)]
+        for part in _sentence_groups(doc.sentences, ANNOTATE_CHARS):
+            group = doc if len(part) == len(doc.sentences) else Document(part)
+            for stage in stages:
+                stage.annotate(group)
         return doc
 
     # -- persistence -------------------------------------------------------------------------------------------

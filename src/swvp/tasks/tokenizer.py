@@ -50,8 +50,9 @@ MODEL_KIND = "tokenizer"
 #: epochs of the default learner (the best dev epoch is kept when dev data is given)
 DEFAULT_EPOCHS = 8
 #: paragraphs are tokenized in batches of about this many characters (bounded memory for the feature keys, ~0.5 KB
-#: per character); a longer paragraph is decoded in windows of this size overlapping by 2 × WINDOW_MARGIN
-BATCH_UNITS = 1 << 19
+#: per character); a longer paragraph is decoded in windows of this size overlapping by 2 × WINDOW_MARGIN (what
+#: ``swvp parse`` reads at a time, so that a text of one long paragraph peaks no higher than one of many)
+BATCH_UNITS = 1 << 14
 WINDOW_MARGIN = 512
 
 
