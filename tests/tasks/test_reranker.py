@@ -125,9 +125,11 @@ def test_jackknifing_never_decodes_a_fold_with_a_model_trained_on_it(monkeypatch
     Y = [t + ["A"] for t in Y]
     trained: dict[int, set] = {}
     decoded: list[tuple[int, set]] = []
+    alive = []  # every model the spy saw, kept: a freed fold model's id could be reused by the next one
     fit = SequenceTagger.fit
 
     def spy_fit(self, X, y=None, **kw):
+        alive.append(self)
         trained[id(self)] = {tuple(s) for s in X}
         return fit(self, X, y, **kw)
 
