@@ -18,7 +18,8 @@ never touched.
 
 ``--record PATH`` writes the results as a markdown table with every mutant's diff
 (``benchmarks/results/pipeline_mutation_probe.md`` holds the last full run, beside the ``--existing`` run's JSON it
-shows as a column). A mutant's named tests may include older ones (M30: the character features' reference test).
+shows as a column). A mutant's named tests may include older ones (M30: the character features' reference test;
+M44 and M46: the folds and custom-stage tests; M51).
 Run it from the repository root with the project's Python; tests run under ``nice``.
 """
 
@@ -38,7 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: the wing's test files that existed before this probe, fast ones first (``--existing``)
+#: the wing's test files other than the probe's, fast ones first (``--existing``); the stage-contract refactor added
+#: the last two
 EXISTING_FAST = (
     "tests/data/test_text.py", "tests/data/test_conllu.py", "tests/data/test_streaming_readers.py",
     "tests/data/test_conllu_tokenlists.py", "tests/data/test_textio.py", "tests/features/test_characters.py",
@@ -46,7 +48,7 @@ EXISTING_FAST = (
     "tests/structures/test_segmentation.py", "tests/test_conll2018.py", "tests/tasks/test_morphology.py",
     "tests/tasks/test_tokenizer.py", "tests/tasks/test_pipeline.py", "tests/tasks/test_pipeline_files.py",
     "tests/tasks/test_pipeline_progress.py", "tests/tasks/test_streaming.py", "tests/cli/test_cli_pipeline.py",
-    "tests/cli/test_cli_stdin_line_endings.py")
+    "tests/cli/test_cli_stdin_line_endings.py", "tests/tasks/test_custom_stage.py", "tests/learn/test_folds.py")
 #: slower command-line files, added for the mutants of the command line
 EXISTING_CLI = ("tests/cli/test_cli_conll2018.py", "tests/cli/test_cli_streaming.py")
 
@@ -304,7 +306,7 @@ MUTANTS = [
            "return (np.arange(n, dtype=INT) * folds) // max(n, 1)",
            "return np.arange(n, dtype=INT) // max(n // folds, 1)",
            "the tokenizer's lexicon blocks rounded down: 11 sentences in 3 folds give a fourth fold of 2 sentences",
-           ("tests/learn/test_folds.py::test_blocks_are_the_tokenizers_contiguous_blocks",)),
+           ("tests/learn/test_folds.py::test_blocks_are_the_tokenizers_contiguous_blocks[11-3]",)),
     Mutant("M45", "learn/folds.py",
            "(int(value) >= 2 or (zero_allowed",
            "(int(value) >= 1 or (zero_allowed",
@@ -336,25 +338,36 @@ MUTANTS = [
            "        text = sent.text\n",
            "the tokenizer trains on (and raw_text_of_conllu writes) text rebuilt from the forms, not the '# text' read",
            (f"{TEXT}::test_the_first_text_line_is_the_source_text",)),
+    Mutant("M51", "data/text.py",
+           'parts.append(" " if sents[-1].tokens[-1].space_after else "")',
+           'parts.append(" ")',
+           "a space after every sentence of a paragraph, also one ending in SpaceAfter=No: the raw text of a Chinese "
+           "or Japanese treebank (and the tokenizer's training text) gets spaces that are not in it (issue 35 item 5)",
+           ("tests/data/test_text.py::test_training_paragraphs_joins_sentences_and_aligns_tokens",
+            f"{TEXT}::test_raw_text_joins_sentences_as_space_after_says")),
 ]
 
 
 #: what the probe found beside the table (written at the end of the record)
 NOTES = """## Findings
 
-* **A bug of the current code (M38, `xfail(strict=True)` test
-  `tests/tasks/test_pipeline_probe.py::test_evaluate_a_pipeline_without_a_tokenizer`).** `swvp evaluate --model
-  PIPELINE GOLD` reads GOLD's raw text whenever the model is a pipeline, also one trained without its tokenizer
-  (`--stages tagger,lemmatizer,parser`), which then stops on `this pipeline has no tokenizer: give it tokenized text
-  (tokenized_document) or CoNLL-U (annotate)`: API advice that does not name `--gold-tokens`. Fix in
-  `src/swvp/cli/pipeline.py`, `cmd_evaluate_document`: `raw = isinstance(model, Tokenizer) or
-  model.MODEL_KIND == "pipeline" and "tokenizer" in model.stages_` (or name `--gold-tokens` in the error); then
-  remove the xfail mark.
+* **The bug the earlier probe found is fixed (M38).** `swvp evaluate --model PIPELINE GOLD` of a pipeline trained
+  without its tokenizer (`--stages tagger,lemmatizer,parser`) read GOLD's raw text and stopped with API advice that
+  did not name `--gold-tokens`; since the stage-contract refactor it asks `swvp.tasks.stages.reads_raw_text`, true
+  for a pipeline only when its first stage makes the tokens, and scores GOLD's own tokens. M38 now puts the old rule
+  back (every fitted pipeline reads raw text); `tests/tasks/test_pipeline_probe.py::
+  test_evaluate_a_pipeline_without_a_tokenizer`, formerly `xfail(strict=True)`, kills it.
+* Re-targeted after the refactor (same bug, new place): M01/M02 (the fold task of `tasks/pipeline.py` and its
+  `fold_of` call), M10 (`EditScript.apply`), M12/M38 (`stages.reads_raw_text`), M16/M18 (`data/text.py`
+  `_sentence`, from the reader's parsed ranges), M20/M21 (`data/textio.py`, where the raw decoder moved), M23
+  (`transition_parser.default_learner`), M28 (`Lemmatizer.check_data`, the pipeline's rule), M30 (the named `ps`
+  atom column), M37 (the lexicon's `_form_key`). M39-M51 are bugs of the new code: the stage order check, the
+  columns and dev data of the parser's jack-knifed training, `# text` as the source text, a range line's MISC,
+  `fold_of`/`check_folds`, `register_stage`, the stage order of a loaded file, `default_stage`'s `parser_epochs`
+  (a bug caught during the refactor), `conll2018._with_trees`, and the raw text's sentence joins (issue 35 item 5).
 * Seen, not pinned (no rule says what is right): `swvp evaluate --model PIPELINE` of a pipeline without a parser
-  prints UAS/LAS/CLAS/MLAS/BLEX of the chain of heads `_evaluate` makes up for the scorer (UAS 8.33, LAS 0.00 on a
-  toy treebank) instead of leaving them out.
-* Not probed: raw text rebuilt for evaluation (`raw_text_of_conllu`) always puts a space between the sentences of a
-  paragraph; issue 35 item 5 changes that rule (another session's work).
+  prints UAS/LAS/CLAS/MLAS/BLEX of the chain of heads `conll2018._with_trees` makes up for the scorer instead of
+  leaving them out.
 * The golden output (`tests/tasks/pipeline_probe_golden.out`) kills M01 too: the fold leak changes what the
   parser learns, and so its output.
 """
