@@ -15,6 +15,7 @@ never touched.
     python benchmarks/mutation_probe.py --existing --json benchmarks/results/pipeline_mutation_probe_existing.json
     python benchmarks/mutation_probe.py --record benchmarks/results/pipeline_mutation_probe.md \
         --with-existing benchmarks/results/pipeline_mutation_probe_existing.json
+    python benchmarks/mutation_probe.py --json run.json   # then --record ... --from-json run.json: no second run
 
 ``--record PATH`` writes the results as a markdown table with every mutant's diff
 (``benchmarks/results/pipeline_mutation_probe.md`` holds the last full run, beside the ``--existing`` run's JSON it
@@ -410,6 +411,8 @@ def main(argv=None) -> int:
                     help="JSON of an --existing run, shown as a column of the --record table (repeatable)")
     ap.add_argument("--tests", help="comma-separated test node ids to run on every mutant instead of its own")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--from-json", help="take the results of an earlier run's --json instead of running the mutants "
+                                        "(with --record: the table of that run)")
     args = ap.parse_args(argv)
     chosen = MUTANTS if not args.only else [m for m in MUTANTS if m.id in args.only.split(",")]
     if args.list:
@@ -422,33 +425,39 @@ def main(argv=None) -> int:
             print(f"{m.id}: the snippet occurs {text.count(m.old)} times in src/swvp/{m.file}: update the mutant",
                   file=sys.stderr)
             return 2
-    with tempfile.TemporaryDirectory(prefix="swvp-mutants-") as tmp:
-        src = Path(tmp) / "src"
-        shutil.copytree(ROOT / "src", src, symlinks=True)
-        if args.clean:
-            targets = sorted({t for m in chosen for t in m.kills})
-            ok, why, sec = _pytest(src, targets, False, args.timeout)
-            print(f"unmutated: {'all pass' if ok else 'FAILED ' + why} ({sec:.0f} s, {len(targets)} tests)")
-            return 0 if ok else 1
-        bad = 0
+    if args.from_json:  # the results of an earlier run (its --json), written as --record asks
+        saved = {r["id"]: r for r in json.loads(Path(args.from_json).read_text(encoding="utf-8"))}
         for m in chosen:
-            path = src / "swvp" / m.file
-            original = path.read_text(encoding="utf-8")
-            path.write_text(original.replace(m.old, m.new, 1), encoding="utf-8")
-            try:
-                if args.existing:
-                    targets = list(EXISTING_FAST) + (list(EXISTING_CLI) if m.cli else [])
-                    ok, why, sec = _pytest(src, targets, True, args.timeout)
-                else:
-                    ok, why, sec = _pytest(src, args.tests.split(",") if args.tests else list(m.kills), False,
-                                           args.timeout)
-            finally:
-                path.write_text(original, encoding="utf-8")
-            killed = not ok
-            m.result = {"killed": killed, "by": why, "seconds": round(sec, 1)}
-            if not args.existing and not args.tests and not killed:
-                bad += 1
-            print(f"{m.id} {'killed' if killed else 'SURVIVED'} ({sec:.0f} s) {why}  — {m.what}", flush=True)
+            m.result = {k: saved[m.id][k] for k in ("killed", "by", "seconds")}
+        bad = sum(not m.result["killed"] for m in chosen) if not args.existing else 0
+    else:
+        with tempfile.TemporaryDirectory(prefix="swvp-mutants-") as tmp:
+            src = Path(tmp) / "src"
+            shutil.copytree(ROOT / "src", src, symlinks=True)
+            if args.clean:
+                targets = sorted({t for m in chosen for t in m.kills})
+                ok, why, sec = _pytest(src, targets, False, args.timeout)
+                print(f"unmutated: {'all pass' if ok else 'FAILED ' + why} ({sec:.0f} s, {len(targets)} tests)")
+                return 0 if ok else 1
+            bad = 0
+            for m in chosen:
+                path = src / "swvp" / m.file
+                original = path.read_text(encoding="utf-8")
+                path.write_text(original.replace(m.old, m.new, 1), encoding="utf-8")
+                try:
+                    if args.existing:
+                        targets = list(EXISTING_FAST) + (list(EXISTING_CLI) if m.cli else [])
+                        ok, why, sec = _pytest(src, targets, True, args.timeout)
+                    else:
+                        ok, why, sec = _pytest(src, args.tests.split(",") if args.tests else list(m.kills), False,
+                                               args.timeout)
+                finally:
+                    path.write_text(original, encoding="utf-8")
+                killed = not ok
+                m.result = {"killed": killed, "by": why, "seconds": round(sec, 1)}
+                if not args.existing and not args.tests and not killed:
+                    bad += 1
+                print(f"{m.id} {'killed' if killed else 'SURVIVED'} ({sec:.0f} s) {why}  — {m.what}", flush=True)
     results = [{"id": m.id, "file": m.file, "what": m.what, "kills": m.kills, **m.result} for m in chosen]
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
