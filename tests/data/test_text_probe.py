@@ -1,8 +1,9 @@
 """Raw text, CoNLL-U round trips and streamed output, pinned where the mutation probe of the pipeline wing
 (``benchmarks/mutation_probe.py``, issue 35) found bugs the older tests let through: paragraph breaks on Unicode
 whitespace, ``# newdoc id`` / ``# newpar id`` and ``SpaceAfter=No`` written back, multiword ranges, line ends split
-across reads, a last paragraph without a newline, tokenized text, sentence ids through batches, and the line a text
-mismatch names."""
+across reads, a last paragraph without a newline, tokenized text, a range line's MISC, the first ``# text`` line as
+the source text, sentences joined as ``SpaceAfter`` says, sentence ids through batches, and the line a text mismatch
+names."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ import pytest
 from swvp import conll2018
 from swvp.data.conllu import parse_conllu
 from swvp.data.paragraphs import read_paragraphs
-from swvp.data.text import Document, paragraph_starts, tokenized_document
+from swvp.data.text import (
+    Document,
+    document_from_conllu,
+    paragraph_starts,
+    raw_text_of_conllu,
+    tokenized_document,
+    training_paragraphs,
+)
 from swvp.data.toy_treebank import toy_treebank
 from swvp.exceptions import DataError
 from swvp.learn.perceptron import Perceptron
@@ -125,6 +133,64 @@ def test_multiword_tokens_round_trip_with_space_after_no():
     assert doc.to_conllu() == MWT
     assert conll2018.validate(MWT) == []
 
+
+MWT_MISC = MWT.replace("5-6\tnilo\t_\t_\t_\t_\t_\t_\t_\t_",
+                       "5-6\tnilo\t_\t_\t_\t_\t_\t_\t_\tTranslit=nilo|Gloss=of.the")
+
+
+def test_a_multiword_ranges_misc_round_trips():
+    """A range line's MISC (not only ``SpaceAfter=No``) belongs to the multiword token: kept when a treebank is read
+    into a Document (the pipeline's training data, ``swvp parse --input conllu``) and written back."""
+    doc = document_from_conllu(parse_conllu(MWT_MISC))
+    nilo = doc.sentences[0].tokens[3]
+    assert (nilo.form, nilo.misc, nilo.space_after) == ("nilo", "Translit=nilo|Gloss=of.the", True)
+    assert doc.to_conllu() == MWT_MISC
+
+
+TWO_TEXTS = """# sent_id = 1
+# text = Lo  bol.
+# text = Lo bol .
+1	Lo	lo	DET	_	_	2	det	_	_
+2	bol	bol	NOUN	_	_	0	root	_	SpaceAfter=No
+3	.	.	PUNCT	_	_	2	punct	_	_
+
+"""
+
+
+def test_the_first_text_line_is_the_source_text():
+    """A sentence's ``source_text`` is its first ``# text`` line, as read (two spaces kept): the text the tokenizer
+    trains on and ``raw_text_of_conllu`` writes, not one rebuilt from the forms, nor a later ``# text`` line."""
+    corpus = parse_conllu(TWO_TEXTS)
+    (sent,) = document_from_conllu(corpus).sentences
+    assert sent.source_text == "Lo  bol."
+    assert raw_text_of_conllu(corpus) == "Lo  bol.\n"
+    (par,) = training_paragraphs(corpus)
+    assert (par.text, par.spans.tolist(), par.from_forms) == ("Lo  bol.", [[0, 2], [4, 7], [7, 8]], 0)
+
+
+ZH = """# newpar
+# text = 我们走。
+1	我们	我们	PRON	_	_	2	nsubj	_	SpaceAfter=No
+2	走	走	VERB	_	_	0	root	_	SpaceAfter=No
+3	。	。	PUNCT	_	_	2	punct	_	SpaceAfter=No
+
+# text = 好。
+1	好	好	ADJ	_	_	0	root	_	SpaceAfter=No
+2	。	。	PUNCT	_	_	1	punct	_	_
+
+# text = Lo bol.
+1	Lo	lo	DET	_	_	2	det	_	_
+2	bol	bol	NOUN	_	_	0	root	_	SpaceAfter=No
+3	.	.	PUNCT	_	_	2	punct	_	_
+
+"""
+
+
+def test_raw_text_joins_sentences_as_space_after_says():
+    """The raw text of a paragraph (``swvp evaluate``'s input, the tokenizer's training text) puts a space between
+    two sentences only where the first one's last token has one: none after a Chinese sentence marked
+    ``SpaceAfter=No`` (the UD tools' ``conllu_to_text.pl``)."""
+    assert raw_text_of_conllu(parse_conllu(ZH)) == "我们走。好。 Lo bol.\n"
 
 # -------------------------------------------------------------------------------------------------- streaming
 
