@@ -94,3 +94,14 @@ def split_treebank(seed: int = 0) -> tuple[Document, Document]:
     """(train, test) documents with trees (:func:`with_trees`) from :func:`split_language`."""
     train, test = split_language(seed)
     return with_trees(train), with_trees(test)
+
+
+def treebank_files(folder, seed: int = 0, edit=lambda doc: doc) -> dict:
+    """:func:`split_treebank` written to ``folder/train.conllu`` and ``folder/test.conllu`` (each document through
+    ``edit`` first): ``{"train": path, "test": path}``."""
+    train, test = split_treebank(seed)
+    paths = {}
+    for name, doc in (("train", train), ("test", test)):
+        paths[name] = folder / f"{name}.conllu"
+        paths[name].write_text(edit(doc).to_conllu(), encoding="utf-8")
+    return paths

@@ -13,7 +13,7 @@ import pytest
 spacy = pytest.importorskip("spacy")
 
 import swvp.spacy as swvp_spacy  # noqa: E402
-from morph_language import split_treebank  # noqa: E402
+from morph_language import treebank_files  # noqa: E402
 from swvp.data.conllu import parse_conllu  # noqa: E402
 from swvp.data.text import Document, Token, Word, document_from_conllu  # noqa: E402
 from swvp.learn.perceptron import Perceptron  # noqa: E402
@@ -54,13 +54,7 @@ def with_contractions(doc: Document) -> Document:
 
 @pytest.fixture(scope="module")
 def treebank(tmp_path_factory):
-    train, test = split_treebank(0)
-    folder = tmp_path_factory.mktemp("mwt")
-    paths = {}
-    for name, doc in (("train", train), ("test", test)):
-        paths[name] = folder / f"{name}.conllu"
-        paths[name].write_text(with_contractions(doc).to_conllu(), encoding="utf-8")
-    return paths
+    return treebank_files(tmp_path_factory.mktemp("mwt"), edit=with_contractions)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from morph_language import split_treebank
+from morph_language import split_treebank, treebank_files
 from swvp.data.conllu import parse_conllu
 from swvp.data.text import Document, raw_text_of_conllu
 from swvp.learn.perceptron import Perceptron
@@ -46,13 +46,7 @@ def readme_stage():
 
 @pytest.fixture(scope="module")
 def treebank(tmp_path_factory):
-    train, test = split_treebank(0)
-    folder = tmp_path_factory.mktemp("stage-treebank")
-    paths = {}
-    for name, doc in (("train", train), ("test", test)):
-        paths[name] = folder / f"{name}.conllu"
-        paths[name].write_text(doc.to_conllu(), encoding="utf-8")
-    return paths
+    return treebank_files(tmp_path_factory.mktemp("stage-treebank"))
 
 
 def stages(**kwargs) -> dict:
@@ -111,42 +105,6 @@ def test_a_stage_in_a_worker_process_and_from_a_fresh_process(readme_stage, tree
     assert done.stdout == pipe("Some text here. And more.")
 
 
-def test_a_file_whose_stage_class_is_not_imported_names_the_kind(tmp_path):
-    """A pipeline file holding a kind no imported class registered: ModelFormatError naming it and the fix."""
-    from swvp.exceptions import ModelFormatError
-    from swvp.tasks.stages import _USER_KINDS
-
-    @register_stage("probe-upper-lemmas")
-    class Upper:
-        provides, requires = ("lemma",), ("tokens",)
-
-        def fit(self, doc, *, dev=None, on_progress=None):
-            return self
-
-        def annotate(self, doc):
-            for w in doc.words:
-                w.lemma = w.form.upper()
-            return doc
-
-        def file_contents(self):
-            return {}, {}
-
-        @classmethod
-        def from_file_contents(cls, header, arrays, where):
-            return cls()
-
-    train, _ = split_treebank(1)
-    path = tmp_path / "train.conllu"
-    path.write_text(train.to_conllu(), encoding="utf-8")
-    pipe = Pipeline(stages=(("upper", Upper()),), jackknife=0).fit(path)
-    pipe.save(tmp_path / "upper.npz")
-    doc = Pipeline.load(tmp_path / "upper.npz").annotate(Document.from_conllu(train.to_conllu()))
-    assert all(w.lemma == w.form.upper() for w in doc.words)
-    del _USER_KINDS["probe-upper-lemmas"]
-    with pytest.raises(ModelFormatError, match="unknown stage kind 'probe-upper-lemmas'.*register_stage"):
-        Pipeline.load(tmp_path / "upper.npz")
-
-
 class _Bare:
     provides = ("lemma",)
     requires = ("tokens",)
@@ -163,6 +121,30 @@ class _Bare:
     @classmethod
     def from_file_contents(cls, header, arrays, where):
         return cls()
+
+
+def test_a_file_whose_stage_class_is_not_imported_names_the_kind(tmp_path):
+    """A pipeline file holding a kind no imported class registered: ModelFormatError naming it and the fix."""
+    from swvp.exceptions import ModelFormatError
+    from swvp.tasks.stages import _USER_KINDS
+
+    @register_stage("probe-upper-lemmas")
+    class Upper(_Bare):
+        def annotate(self, doc):
+            for w in doc.words:
+                w.lemma = w.form.upper()
+            return doc
+
+    train, _ = split_treebank(1)
+    path = tmp_path / "train.conllu"
+    path.write_text(train.to_conllu(), encoding="utf-8")
+    pipe = Pipeline(stages=(("upper", Upper()),), jackknife=0).fit(path)
+    pipe.save(tmp_path / "upper.npz")
+    doc = Pipeline.load(tmp_path / "upper.npz").annotate(Document.from_conllu(train.to_conllu()))
+    assert all(w.lemma == w.form.upper() for w in doc.words)
+    del _USER_KINDS["probe-upper-lemmas"]
+    with pytest.raises(ModelFormatError, match="unknown stage kind 'probe-upper-lemmas'.*register_stage"):
+        Pipeline.load(tmp_path / "upper.npz")
 
 
 @pytest.mark.parametrize("stage_list, message", [

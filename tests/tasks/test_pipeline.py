@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import pytest
 
-from morph_language import split_treebank
+from morph_language import treebank_files
 from swvp import conll2018
 from swvp.data.conllu import parse_conllu
 from swvp.data.text import document_from_conllu, raw_text_of_conllu
@@ -33,13 +33,7 @@ def small_pipeline(**kwargs) -> Pipeline:
 
 @pytest.fixture(scope="module")
 def treebank(tmp_path_factory):
-    train, test = split_treebank(0)
-    folder = tmp_path_factory.mktemp("treebank")
-    paths = {}
-    for name, doc in (("train", train), ("test", test)):
-        paths[name] = folder / f"{name}.conllu"
-        paths[name].write_text(doc.to_conllu(), encoding="utf-8")
-    return paths
+    return treebank_files(tmp_path_factory.mktemp("treebank"))
 
 
 @pytest.fixture(scope="module")
