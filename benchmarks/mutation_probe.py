@@ -135,9 +135,9 @@ MUTANTS = [
            "casing of one-letter multiword tokens: 'À' = 'a' + 'a' becomes 'A' 'A' instead of 'A' 'a'",
            (f"{TOK}::test_a_one_letter_multiword_token_is_capitalised_not_upper_cased",)),
     Mutant("M12", "tasks/stages.py",
-           '    if _makes_tokens(model):\n        return True\n    stages = getattr(model, "stages_", None)\n'
-           "    return bool(stages) and _makes_tokens(next(iter(stages.values())))\n",
-           "    return _makes_tokens(model)\n",
+           '    if makes_tokens(model):\n        return True\n    stages = getattr(model, "stages_", None)\n'
+           "    return bool(stages) and makes_tokens(next(iter(stages.values())))\n",
+           "    return makes_tokens(model)\n",
            "swvp evaluate --model PIPELINE scores gold tokens by default instead of the raw text",
            (f"{PIPE}::test_evaluate_a_pipeline_scores_its_raw_text_by_default",), cli=True),
     # --- more plausible bugs ---------------------------------------------------------------------------------------
@@ -270,7 +270,7 @@ MUTANTS = [
            (f"{LEX}::test_dictionary_ties_keep_the_label_seen_first",)),
     # --- the bug the earlier probe found in the code of its day (fixed since: stages.reads_raw_text) -------------
     Mutant("M38", "tasks/stages.py",
-           "    return bool(stages) and _makes_tokens(next(iter(stages.values())))\n",
+           "    return bool(stages) and makes_tokens(next(iter(stages.values())))\n",
            "    return bool(stages)\n",
            "swvp evaluate --model PIPELINE reads GOLD's raw text also when the pipeline has no tokenizer, and stops "
            "with API advice that does not name --gold-tokens (the rule: it scores GOLD's own tokens)",

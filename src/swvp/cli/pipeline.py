@@ -9,12 +9,12 @@ import sys
 from swvp.cli.options import bounded_int, check_output, option, positive_int, refuse
 from swvp.cli.streaming import check_inputs, check_parse_model, run_stream
 from swvp.exceptions import SwvpError
-from swvp.tasks.stages import BUILT_IN
+from swvp.tasks.stages import BUILT_IN_KINDS, STAGE_NAMES
 
 INPUTS = ("raw", "conllu", "tokenized")  # swvp.tasks.streaming.INPUTS (named here: --help imports no task)
-STAGES = tuple(spec.name for spec in BUILT_IN)
+STAGES = STAGE_NAMES
 #: --parser: the parser stage's kinds without their "-parser"
-PARSERS = tuple(kind.removesuffix("-parser") for spec in BUILT_IN if spec.name == "parser" for kind in spec.kinds)
+PARSERS = tuple(kind.removesuffix("-parser") for kind in BUILT_IN_KINDS["parser"])
 
 
 def add_train_arguments(p) -> None:

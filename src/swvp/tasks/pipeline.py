@@ -49,17 +49,14 @@ from swvp.data.conllu import ConlluCorpus, read_conllu
 from swvp.data.text import Document, document_from_conllu, tokenized_document
 from swvp.exceptions import DataError, ModelFormatError
 from swvp.learn.folds import check_folds, fold_of, split
-from swvp.tasks import KINDS
 from swvp.tasks._parsing import parser_sentences as parser_view
 from swvp.tasks.base import Estimator
 from swvp.tasks.pipeline_checkpoint import PipelineCheckpoint, data_record, options_record
 from swvp.tasks.process_pool import WorkerDied
-from swvp.tasks.stages import BUILT_IN, check_order, default_stage, stage_class, stage_kind
+from swvp.tasks.stages import BUILT_IN_KINDS, check_order, default_stage, fills, makes_tokens, stage_class, stage_kind
+from swvp.tasks.stages import STAGE_NAMES as STAGES
 
 MODEL_KIND = "pipeline"
-#: the built-in stages' names, in pipeline order (:data:`swvp.tasks.stages.BUILT_IN`)
-STAGES = tuple(spec.name for spec in BUILT_IN)
-_SPECS = {spec.name: spec for spec in BUILT_IN}
 
 __all__ = ["MODEL_KIND", "STAGES", "Pipeline", "parser_view", "tokenized_document"]
 
@@ -91,15 +88,17 @@ def _sentence_groups(sentences: list, chars: int):
         yield group
 
 
-def _makes_tokens(stage) -> bool:
-    return "tokens" in stage.provides
-
-
 def _providers(before: list[tuple[str, object]], stage) -> list[str]:
     """The stages of ``before`` whose predictions a ``trains_on_predicted`` stage learns from: those that provide an
     annotation it requires (the tokens aside: every stage reads the gold tokens in training)."""
     need = set(stage.requires) - {"tokens"}
-    return [name for name, s in before if not _makes_tokens(s) and need & set(s.provides)]
+    return [name for name, s in before if not makes_tokens(s) and need & set(s.provides)]
+
+
+def _unfed(plan: list[tuple[str, object]]) -> tuple[str, object] | None:
+    """The first ``trains_on_predicted`` stage of ``plan`` that no earlier stage feeds predictions (None if none)."""
+    return next(((name, stage) for i, (name, stage) in enumerate(plan)
+                 if getattr(stage, "trains_on_predicted", False) and not _providers(plan[:i], stage)), None)
 
 
 # ------------------------------------------------------------------------------------------- training tasks
@@ -455,23 +454,22 @@ class Pipeline(Estimator):
         plan = []
         for item in self.stages:
             if isinstance(item, str):
-                if item not in _SPECS:
+                if item not in STAGES:
                     raise ValueError(f"unknown stage {item!r}: the built-in stages are {', '.join(STAGES)}; give "
                                      f"another stage as a (name, stage) pair")
                 stage = getattr(self, item) if getattr(self, item) is not None else default_stage(item)
                 plan.append((item, stage))
             elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
-                if item[0] in _SPECS and getattr(self, item[0]) is not None:
+                if item[0] in STAGES and getattr(self, item[0]) is not None:
                     raise ValueError(f"the {item[0]} stage is given twice: as {item[0]}= and in stages")
                 plan.append(item)
             else:
                 raise ValueError(f"a stage is a name or a (name, stage) pair, got {item!r}")
         for name, stage in plan:
-            kind = getattr(type(stage), "MODEL_KIND", None)
-            if name in _SPECS and kind in KINDS and kind not in _SPECS[name].kinds:
-                raise ValueError(f"the {name} stage is one of {', '.join(_SPECS[name].kinds)} models, not "
+            if not fills(name, getattr(type(stage), "MODEL_KIND", None)):
+                raise ValueError(f"the {name} stage is one of {', '.join(BUILT_IN_KINDS[name])} models, not "
                                  f"{type(stage).__name__}")
-        check_order(plan, raw_text=_makes_tokens(plan[0][1]) if plan and hasattr(plan[0][1], "provides") else False)
+        check_order(plan, raw_text=makes_tokens(plan[0][1]))
         for name, stage in plan:
             if stage_kind(stage) is None:
                 raise ValueError(f"stage {name}: {type(stage).__name__} is not registered: decorate it with "
@@ -485,11 +483,11 @@ class Pipeline(Estimator):
         check_folds(self.jackknife, what="jackknife (0: the parser learns from gold tags)", zero_allowed=True)
         if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or self.jobs < 1:
             raise ValueError(f"jobs must be a positive integer, got {self.jobs!r}")
-        if self.jackknife:
-            for i, (name, stage) in enumerate(plan):
-                if getattr(stage, "trains_on_predicted", False) and not _providers(plan[:i], stage):
-                    raise ValueError(f"jack-knifed {name} training needs a stage before it that provides "
-                                     f"{', '.join(a for a in stage.requires if a != 'tokens')} (or jackknife=0)")
+        unfed = _unfed(plan) if self.jackknife else None
+        if unfed is not None:
+            name, stage = unfed
+            raise ValueError(f"jack-knifed {name} training needs a stage before it that provides "
+                             f"{', '.join(a for a in stage.requires if a != 'tokens')} (or jackknife=0)")
         return plan
 
     # -- training ----------------------------------------------------------------------------------------------
@@ -512,6 +510,7 @@ class Pipeline(Estimator):
         train_doc = document_from_conllu(train_corpus)
         dev_doc = None if dev_corpus is None else document_from_conllu(dev_corpus)
         self.skipped_ = {}
+        asked = tuple(name for name, _ in plan)
         plan = self._check_data(plan, train_doc, train_corpus.path)
         est = {name: unfitted(stage) for name, stage in plan}
         later = [name for name, stage in plan if getattr(stage, "trains_on_predicted", False)]
@@ -522,7 +521,7 @@ class Pipeline(Estimator):
         self._check_size(len(train_doc.sentences), folds, train_corpus.path)
         tasks = [name for name, _ in plan if name not in later] + [f"fold {k}" for k in range(folds)]
         order = tasks + later
-        ckpt = self._open_checkpoint(checkpoint, resume, plan, train_corpus, dev_corpus, order)
+        ckpt = self._open_checkpoint(checkpoint, resume, asked, plan, train_corpus, dev_corpus, order)
         resumed = [] if ckpt is None else ckpt.done()
         results = {}
         for name in resumed:
@@ -589,7 +588,7 @@ class Pipeline(Estimator):
         self.resumed_ = tuple(resumed)
         return self
 
-    def _open_checkpoint(self, checkpoint, resume: bool, plan: list, train_corpus: ConlluCorpus,
+    def _open_checkpoint(self, checkpoint, resume: bool, asked: tuple[str, ...], plan: list, train_corpus: ConlluCorpus,
                          dev_corpus: ConlluCorpus | None, order: list[str]) -> PipelineCheckpoint | None:
         """The checkpoint of this run: started afresh, or (``resume``) opened and checked against this run's data
         and options; None without one."""
@@ -599,7 +598,7 @@ class Pipeline(Estimator):
             return None
         ckpt = checkpoint if isinstance(checkpoint, PipelineCheckpoint) else PipelineCheckpoint(checkpoint)
         data = {"train": data_record(train_corpus), "dev": data_record(dev_corpus)}
-        options = options_record(tuple(name for name, _ in self._plan()), self.jackknife, self.missing, dict(plan))
+        options = options_record(asked, self.jackknife, self.missing, dict(plan))
         if resume:
             ckpt.resume(data, options, order)
         else:
@@ -633,12 +632,12 @@ class Pipeline(Estimator):
                 raise DataError(source, None, f"{name}: {why} (missing='skip' / --skip-missing leaves the stage out)")
             self.skipped_[name] = why
         kept = [(name, stage) for name, stage in plan if name not in lacks]
-        if self.jackknife:
-            for i, (name, stage) in enumerate(kept):
-                if getattr(stage, "trains_on_predicted", False) and not _providers(kept[:i], stage):
-                    gone = [n for n, s in plan if n in lacks and set(s.provides) & set(stage.requires)]
-                    raise DataError(source, None, f"{name}: jack-knifed {', '.join(stage.requires[1:])} need the "
-                                                  f"{' and '.join(gone) or 'providing'} stage, which was left out")
+        unfed = _unfed(kept) if self.jackknife else None
+        if unfed is not None:
+            name, stage = unfed
+            gone = [n for n, s in plan if n in lacks and set(s.provides) & set(stage.requires)]
+            raise DataError(source, None, f"{name}: jack-knifed training needs the {' and '.join(gone)} stage, "
+                                          f"which was left out")
         return kept
 
     def _fit_on_predicted(self, name: str, stage, providers: list[str], columns: tuple[str, ...],
@@ -688,17 +687,10 @@ class Pipeline(Estimator):
         """The stage that makes the tokens of raw text (ValueError without one)."""
         self._check_fitted()
         first = next(iter(self.stages_.values()), None)
-        if first is None or not _makes_tokens(first):
+        if first is None or not makes_tokens(first):
             raise ValueError("this pipeline has no tokenizer: give it tokenized text (tokenized_document) or "
                              "CoNLL-U (annotate)")
         return first
-
-    @property
-    def reads_raw_text(self) -> bool:
-        """Whether the fitted pipeline's first stage makes the tokens of raw text."""
-        self._check_fitted()
-        first = next(iter(self.stages_.values()), None)
-        return first is not None and _makes_tokens(first)
 
     def analyze(self, text: str) -> Document:
         """The analysis of raw text (a blank line separates paragraphs) as a :class:`~swvp.data.text.Document`."""
@@ -779,7 +771,7 @@ class Pipeline(Estimator):
         """Fill every column the pipeline predicts (FEATS, UPOS, XPOS, LEMMA, HEAD, DEPREL) of ``doc``'s words, in
         place, keeping its sentences and tokens; returns ``doc``."""
         self._check_fitted()
-        stages = [stage for stage in self.stages_.values() if not _makes_tokens(stage)]
+        stages = [stage for stage in self.stages_.values() if not makes_tokens(stage)]
         for part in _sentence_groups(doc.sentences, ANNOTATE_CHARS):
             group = doc if len(part) == len(doc.sentences) else Document(part)
             for stage in stages:
@@ -812,7 +804,7 @@ class Pipeline(Estimator):
             if cls is None:
                 raise ValueError(f"stage {name}: unknown stage kind {kind!r} (a stage class registered with "
                                  f"swvp.register_stage must be imported before the pipeline is loaded)")
-            if name in _SPECS and kind in KINDS and kind not in _SPECS[name].kinds:
+            if not fills(name, kind):
                 raise ValueError(f"stage {name}: a {kind!r} model cannot fill it")
             prefix = name + "/"
             sarrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-__all__ = ["ANNOTATIONS", "BUILT_IN", "StageSpec", "analyze_texts", "annotate", "check_order", "check_stage",
-           "default_stage", "reads_raw_text", "register_stage", "registered_kinds", "stage_class", "stage_kind"]
+__all__ = ["ANNOTATIONS", "BUILT_IN", "BUILT_IN_KINDS", "STAGE_NAMES", "StageSpec", "analyze_texts", "annotate",
+           "check_order", "check_stage", "default_stage", "fills", "makes_tokens", "reads_raw_text", "register_stage",
+           "stage_class", "stage_kind"]
 
 #: what a stage may provide or require: the tokens (sentences, tokens, words), then the CoNLL-U columns
 ANNOTATIONS = ("tokens", "upos", "xpos", "feats", "lemma", "head", "deprel")
@@ -54,6 +55,10 @@ BUILT_IN: tuple[StageSpec, ...] = (
                          "graph-parser": {"order": 2, "tag_features": ("Case", "VerbForm")}}),
 )
 _SPECS = {spec.name: spec for spec in BUILT_IN}
+#: the built-in stages' names, in pipeline order
+STAGE_NAMES = tuple(_SPECS)
+#: each built-in stage's model kinds (the first its default's)
+BUILT_IN_KINDS = {spec.name: spec.kinds for spec in BUILT_IN}
 
 #: model kinds of stages registered by users (kind → class); the built-in kinds are in swvp.tasks.KINDS
 _USER_KINDS: dict[str, type] = {}
@@ -84,11 +89,6 @@ def register_stage(kind: str) -> Callable[[type], type]:
     return register
 
 
-def registered_kinds() -> dict[str, type]:
-    """The users' stage kinds registered so far (kind → class)."""
-    return dict(_USER_KINDS)
-
-
 def stage_class(kind: str) -> type | None:
     """The class of a stage kind: built-in (its module imported now) or registered; None if unknown."""
     from swvp.tasks import estimator_class
@@ -100,6 +100,14 @@ def stage_kind(stage) -> str | None:
     """The model kind a stage's file entry names (its class's ``MODEL_KIND``), or None for an unregistered class."""
     kind = getattr(type(stage), "MODEL_KIND", None)
     return kind if isinstance(kind, str) and kind and stage_class(kind) is type(stage) else None
+
+
+def fills(name: str, kind: str | None) -> bool:
+    """Whether a model of ``kind`` may fill the stage ``name``: a built-in stage takes only its own kinds of the
+    built-in models; a user's registered kind may fill any stage, and any kind a stage of a user's name."""
+    from swvp.tasks import KINDS
+
+    return name not in _SPECS or kind not in KINDS or kind in _SPECS[name].kinds
 
 
 def default_stage(name: str, *, parser: str = "transition-parser", seed: int | None = None,
@@ -175,23 +183,24 @@ def check_order(stages: list[tuple[str, Any]], *, raw_text: bool) -> None:
 # ------------------------------------------------------------------------------- document models at run time
 
 
-def _makes_tokens(model) -> bool:
+def makes_tokens(model) -> bool:
+    """Whether a stage (or one stage's estimator) makes the tokens of raw text."""
     return "tokens" in (getattr(model, "provides", None) or ())
 
 
 def reads_raw_text(model) -> bool:
     """Whether a document model (a pipeline, or one stage's estimator) reads raw text: a stage that makes the
     tokens, or a fitted pipeline whose first stage does."""
-    if _makes_tokens(model):
+    if makes_tokens(model):
         return True
     stages = getattr(model, "stages_", None)
-    return bool(stages) and _makes_tokens(next(iter(stages.values())))
+    return bool(stages) and makes_tokens(next(iter(stages.values())))
 
 
 def analyze_texts(model, texts: list[str]) -> list:
     """The documents of raw ``texts`` by a document model: a tokenizer's tokens, a pipeline's whole analysis
     (ValueError for a model that reads CoNLL-U or tokenized text only)."""
-    if _makes_tokens(model):
+    if makes_tokens(model):
         return model.tokenize_texts(texts)
     if callable(getattr(model, "analyze_texts", None)):
         return model.analyze_texts(texts)
@@ -200,6 +209,6 @@ def analyze_texts(model, texts: list[str]) -> list:
 
 def annotate(model, doc):
     """``doc`` annotated in place by a document model that reads tokens (ValueError for a tokenizer)."""
-    if _makes_tokens(model):
+    if makes_tokens(model):
         raise ValueError("a tokenizer model reads raw text")
     return model.annotate(doc)
