@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -35,6 +36,7 @@ _SEP = "\x1f"
 _GLOBAL = _SEP + _SEP  # how the key string of a global level starts (a suffix level has a case class there)
 #: at most this many (form, key) candidate lists are kept by ``candidates(..., memoize=True)`` (~100 bytes each)
 MEMO_SIZE = 200_000
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _form_key(form: str, key: str) -> str:
@@ -138,7 +140,7 @@ class CandidateLexicon:
         self._lptr, self._tails = lptr, tails
         self._gptr, self._glabels, self._gcounts = gptr, glabels, gcounts
         self._by_tail: dict[int, dict[str, int]] = {}
-        self._rows: dict[int, list[tuple[int, int]]] = {}
+        self._rows: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_free = all(t == "" for t in tails)
         self._global_levels = [lev for lev in levels if lev.startswith(_GLOBAL)]
         self._memo: dict[tuple[str, str], list[int]] = {}
@@ -163,12 +165,18 @@ class CandidateLexicon:
         return by_tail
 
     def _pairs(self, row: int) -> list[tuple[int, int]]:
-        """Guesser row ``row`` as a list (built when first read: the levels of common suffixes serve many words)."""
-        pairs = self._rows.get(row)
-        if pairs is None:
+        """Guesser row ``row`` as (label, types) pairs."""
+        labels, negated = self._row_lists(row)
+        return [(y, -c) for y, c in zip(labels, negated)]
+
+    def _row_lists(self, row: int) -> tuple[list[int], list[int]]:
+        """Guesser row ``row`` as two lists, its labels and their negated type counts (built when first read: the
+        levels of common suffixes serve many words; two lists of ints take a third of a list of pairs)."""
+        lists = self._rows.get(row)
+        if lists is None:
             a, b = self._gptr[row], self._gptr[row + 1]
-            pairs = self._rows[row] = list(zip(self._glabels[a:b].tolist(), self._gcounts[a:b].tolist()))
-        return pairs
+            lists = self._rows[row] = (self._glabels[a:b].tolist(), (-self._gcounts[a:b]).tolist())
+        return lists
 
     @property
     def forms(self) -> dict[str, dict[int, int]]:
@@ -203,10 +211,11 @@ class CandidateLexicon:
         by_tail = self._tails_of_level(lev)
         if not by_tail:
             return iter(())
-        found = [self._pairs(by_tail[t]) for t in form_tails if t in by_tail]
+        found = [self._row_lists(by_tail[t]) for t in form_tails if t in by_tail]
         if len(found) == 1:
-            return (y for y, _ in found[0])
-        return (y for y, _ in heapq.merge(*found, key=lambda p: -p[1]))
+            return iter(found[0][0])
+        # most types first; on a tie, the earlier row's label first, as a stable sort of the rows one after another
+        return map(_SECOND, heapq.merge(*[zip(negated, labels) for labels, negated in found], key=_FIRST))
 
     def type_candidates(self, form: str, key: str = "", unseen: bool = False,
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:

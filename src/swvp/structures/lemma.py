@@ -144,16 +144,22 @@ def edit_script(form: str, lemma: str) -> str:
     return "=" + lemma if best is None else best[1].encode()
 
 
+@lru_cache(maxsize=1 << 16)
+def _decoded(script: str) -> EditScript | None:
+    """:meth:`EditScript.decode`, once per script string (a lemmatizer writes one per word, of a few hundred)."""
+    return EditScript.decode(script)
+
+
 def applies(form: str, script: str) -> bool:
     """Whether the encoded ``script`` can edit ``form``: its removed prefix and suffix are there, without
     overlapping, and a non-empty lemma is left (a whole-lemma script edits any form)."""
-    edit = EditScript.decode(script)
+    edit = _decoded(script)
     return edit is None or edit.applies(form)
 
 
 def apply_script(form: str, script: str) -> str:
     """The lemma the encoded ``script`` makes of ``form`` (the form itself if the script does not apply)."""
-    edit = EditScript.decode(script)
+    edit = _decoded(script)
     return script[1:] if edit is None else edit.apply(form)
 
 

@@ -33,6 +33,15 @@ MODEL_KIND = "lemmatizer"
 __all__ = ["MODEL_KIND", "Lemmatizer"]
 
 
+def _applies_test(edit: EditScript | None) -> tuple[bool, str, str, int] | None:
+    """:meth:`EditScript.applies` as data: (keeps the case, prefix and suffix it cuts, the shortest cased form it
+    edits); None for a whole-lemma script."""
+    if edit is None:
+        return None
+    cut = len(edit.cut_prefix) + len(edit.cut_suffix)
+    return edit.case == "k", edit.cut_prefix, edit.cut_suffix, cut + (0 if edit.add_prefix or edit.add_suffix else 1)
+
+
 class Lemmatizer(CandidateTagger):
     """Lemmas as edit scripts of the form, chosen among candidates (see the module docstring).
 
@@ -91,21 +100,31 @@ class Lemmatizer(CandidateTagger):
         return None if edit is None else edit.cut_suffix
 
     def _allowed(self) -> Callable[[str, int], bool]:
-        """``allowed(form, y)``: script y applies to the form and adds no letter of a writing system the form's
-        letters are not in (scripts parsed, and the systems of their added letters found, once per fitted label
-        list; a form's systems once per call of this method)."""
+        """``allowed(form, y)``: script y applies to the form (:meth:`EditScript.applies`) and adds no letter of a
+        writing system the form's letters are not in (scripts parsed into their tests, and the systems of their
+        added letters found, once per fitted label list; a form's systems and lowercasing once per call of this
+        method). It is called for most guessed labels of every word type: the test is inlined, not a method."""
         cached = self.__dict__.get("_parsed")
         if cached is None or cached[0] is not self.labels_:
             parsed = [EditScript.decode(t) for t in self.labels_]
-            cached = self._parsed = (self.labels_, [None if p is None else p.applies for p in parsed],
+            cached = self._parsed = (self.labels_, [_applies_test(p) for p in parsed],
                                      [added_scripts(p) for p in parsed])
-        _, applies, added = cached
+        _, tests, added = cached
         form_scripts: dict[str, frozenset[str]] = {}
+        last = ["", ""]  # the form last seen and its lowercasing (calls come form by form)
 
         def allowed(form: str, y: int) -> bool:
-            edit_applies = applies[y]  # None: a whole-lemma script, which edits any form
-            if edit_applies is not None and not edit_applies(form):
-                return False
+            test = tests[y]  # None: a whole-lemma script, which edits any form
+            if test is not None:
+                keeps_case, cut_prefix, cut_suffix, shortest = test
+                if keeps_case:
+                    base = form
+                else:
+                    if form is not last[0]:
+                        last[0], last[1] = form, form.lower()
+                    base = last[1]
+                if len(base) < shortest or not base.endswith(cut_suffix) or not base.startswith(cut_prefix):
+                    return False
             need = added[y]
             if not need:
                 return True
