@@ -42,7 +42,7 @@ import numpy as np
 from swvp._version import __version__
 from swvp.data.textio import atomic_write_bytes, atomic_write_text
 from swvp.exceptions import ModelFormatError
-from swvp.model.compact import CompactVector, narrow_quantised
+from swvp.model.compact import CompactVector
 
 __all__ = ["FORMAT_VERSION", "QUANTIZE_BITS", "atomic_write_bytes", "atomic_write_text", "load_model", "save_model"]
 
@@ -299,16 +299,16 @@ def _read_entries(r: _Reader, spec: dict, size: int, dtype: np.dtype, scaled: bo
         q, e = r.stream(vs["q"], n), vs["exp"]
         if q.dtype.kind not in "iu" or type(e) is not int or not -1000 < e < 1000:
             raise ValueError("bad quantised values")
-        i32 = np.iinfo(np.int32)
-        if q.size == 0 or (int(q.min()) >= i32.min and int(q.max()) <= i32.max):
-            return gaps, q, float(np.ldexp(1.0, e))  # kept as integers (narrowed by the caller)
+        for t in (np.int16, np.int32):  # kept as integers: the narrower of two types (two compiled decoders)
+            if q.size == 0 or (int(q.min()) >= np.iinfo(t).min and int(q.max()) <= np.iinfo(t).max):
+                return gaps, q.astype(t), float(np.ldexp(1.0, e))
     return gaps, _get_values(r, vs, n), None
 
 
 def _put_array(w: _Writer, name: str, arr, quantize: int | None) -> dict:
     if isinstance(arr, CompactVector):
         return {"kind": "compact", "size": arr.size,
-                **_entries(w, name, arr.entries(), arr.stored_values(), quantize, arr.scale)}
+                **_entries(w, name, arr.entries(), arr.values, quantize, arr.scale)}
     arr = np.asarray(arr)
     if arr.dtype == object:
         raise TypeError(f"array {name!r} has dtype object; model files hold plain arrays only")
@@ -344,11 +344,7 @@ def _get_array(r: _Reader, name: str, spec) -> np.ndarray | CompactVector:
         size = spec["size"]
         if type(size) is not int or not 0 <= size < 2 ** 40:
             raise ValueError(f"{name}: bad size")
-        gaps, values, scale = _read_entries(r, spec, size, np.dtype(np.float64), scaled=True)
-        wide = None
-        if scale is not None:  # int16, a few wide entries allowed, or int32: two compiled decoders
-            values, wide = narrow_quantised(values)
-        return CompactVector.from_gaps(size, gaps, values, scale, wide)
+        return CompactVector.from_gaps(size, *_read_entries(r, spec, size, np.dtype(np.float64), scaled=True))
     shape, dtype = spec.get("shape"), np.dtype(spec.get("dtype"))
     if not isinstance(shape, list) or not all(type(d) is int and 0 <= d < 2 ** 40 for d in shape) or \
             dtype.kind not in "iufb":

@@ -1,9 +1,9 @@
 """Reading a compact weight vector from njit kernels (:mod:`swvp.model.compact`): one entry, or a run of entries
 scattered into a row of scores.
 
-A compact vector is ``(blocks, values, scale, wide_at, wide)``: ``values`` are the stored entries in position
-order, then one 0 (float64 with ``scale`` 1.0, or quantised integers with ``scale`` a power of two: an entry is
-``values[p] * scale``, exactly; int16 values may have a few wide entries, read from ``wide``: :func:`stored`) and
+A compact vector is ``(blocks, values, scale)``: ``values`` are the stored entries in position order, then one 0
+(float64 with ``scale`` 1.0, or quantised integers with ``scale`` a power of two: an entry is ``values[p] * scale``,
+exactly) and
 ``blocks`` (uint64, 2·⌈size/64⌉) the directory — ``blocks[2b]`` has bit j set when position 64·b + j is stored,
 ``blocks[2b + 1]`` counts the entries stored before block b. Entry i is then ``values[blocks[2b + 1] +
 popcount(blocks[2b] & (2^j − 1))] * scale`` (b = i >> 6, j = i & 63), or the final 0 when its bit is clear: a
@@ -21,7 +21,7 @@ from numba.extending import intrinsic, overload
 
 from swvp._config import NJIT, NJIT_NO_ALLOC
 
-__all__ = ["add_run", "blocks_from_gaps", "compact_at", "popcount", "stored", "trailing_zeros", "weight_at"]
+__all__ = ["add_run", "blocks_from_gaps", "compact_at", "popcount", "trailing_zeros", "weight_at"]
 
 
 @intrinsic
@@ -68,45 +68,9 @@ _SIX = np.uint64(6)
 _LOW = np.uint64(63)
 
 
-_WIDE_MARK = np.int16(-32768)  # swvp.model.compact.WIDE_MARK (that module imports this one)
-
-
-def stored(values, wide_at, wide, p):
-    """The stored value of entry index ``p`` (as an integer or float64, before ``scale``): ``values[p]``, or for
-    int16 values that read the wide mark, its value in the wide table (``wide_at`` increasing, a binary search: the
-    mark is rare, so the branch costs nothing where it is not taken)."""
-    v = values[p]
-    if values.dtype == np.int16 and v == _WIDE_MARK:
-        return wide[int(np.searchsorted(wide_at, p))]
-    return v
-
-
-@overload(stored, jit_options=NJIT_NO_ALLOC)
-def _stored(values, wide_at, wide, p):
-    if isinstance(values, types.Array) and values.dtype == types.int16:
-        def read_int16(values, wide_at, wide, p):
-            v = values[p]
-            if v != _WIDE_MARK:
-                return np.int32(v)
-            lo = uint64(0)
-            hi = uint64(wide_at.shape[0])
-            while lo < hi:  # the first wide index >= p (it is p: the mark is only at wide entries)
-                mid = (lo + hi) >> _ONE
-                if wide_at[mid] < p:
-                    lo = mid + _ONE
-                else:
-                    hi = mid
-            return wide[lo]
-        return read_int16
-    if isinstance(values, types.Array):
-        return lambda values, wide_at, wide, p: values[p]
-    return None
-
-
 @njit(inline="always", **NJIT_NO_ALLOC)
-def compact_at(blocks, values, scale, wide_at, wide, i):
-    """Entry i of the compact vector ``(blocks, values, scale, wide_at, wide)``: its stored value (times
-    ``scale``), or 0.0."""
+def compact_at(blocks, values, scale, i):
+    """Entry i of the compact vector ``(blocks, values, scale)``: its stored value (times ``scale``), or 0.0."""
     i = uint64(i)
     b = (i >> _SIX) << _ONE
     j = i & _LOW
@@ -115,7 +79,8 @@ def compact_at(blocks, values, scale, wide_at, wide, i):
     # an absent entry reads the 0 that ``values`` ends with: a selected index, not a branch to mispredict, and
     # always the same (cached) place
     p = p if (word >> j) & _ONE != 0 else uint64(values.shape[0] - 1)
-    return stored(values, wide_at, wide, p) * scale
+    return values[p] * scale
+
 
 
 def weight_at(w, i):
@@ -123,7 +88,7 @@ def weight_at(w, i):
     the same float64 either way."""
     if isinstance(w, np.ndarray):
         return w[i]
-    return compact_at(w.blocks, w.values, w.scale, w.wide_at, w.wide, i)
+    return compact_at(w.blocks, w.values, w.scale, i)
 
 
 @overload(weight_at, jit_options=NJIT_NO_ALLOC)
@@ -131,12 +96,12 @@ def _weight_at(w, i):
     if isinstance(w, types.Array):
         return lambda w, i: w[i]
     if isinstance(w, types.BaseNamedTuple):
-        return lambda w, i: compact_at(w.blocks, w.values, w.scale, w.wide_at, w.wide, i)
+        return lambda w, i: compact_at(w.blocks, w.values, w.scale, i)
     return None
 
 
 @njit(inline="always", **NJIT_NO_ALLOC)
-def add_run(blocks, values, scale, wide_at, wide, start, width, out):
+def add_run(blocks, values, scale, start, width, out):
     """``out[k] += entry(start + k)`` for k < ``width`` over the stored entries only, in position order (an absent
     entry is 0.0, and adding +0.0 changes no sum that started at +0.0: the scores are those of the dense row).
 
@@ -154,7 +119,7 @@ def add_run(blocks, values, scale, wide_at, wide, start, width, out):
         if end < nxt:
             bits &= (_ONE << (end - cell)) - _ONE
         while bits != 0:
-            out[cell + trailing_zeros(bits) - start] += stored(values, wide_at, wide, p) * scale
+            out[cell + trailing_zeros(bits) - start] += values[p] * scale
             p += _ONE
             bits &= bits - _ONE
         if end <= nxt:

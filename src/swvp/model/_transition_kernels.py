@@ -79,8 +79,6 @@ def add_compact_rows(cw, table, rows, nf, L, acc):
     blocks = cw.blocks
     values = cw.values
     scale = cw.scale
-    wide_at = cw.wide_at
-    wide = cw.wide
     for f in range(min(nf, AHEAD)):
         prefetch(blocks, (uint64(rows[f]) >> _SIX) << _ONE)
     for a in range(A):
@@ -94,12 +92,12 @@ def add_compact_rows(cw, table, rows, nf, L, acc):
             prefetch(blocks, (uint64(rows[f + AHEAD]) >> _SIX) << _ONE)
         base = uint64(rows[f])
         if table[f, C_CONJ] == CONJ_ACTION:
-            add_run(blocks, values, scale, wide_at, wide, base, A, acc)
+            add_run(blocks, values, scale, base, A, acc)
         else:
             moves = True
-            m0 += compact_at(blocks, values, scale, wide_at, wide, base)
-            m1 += compact_at(blocks, values, scale, wide_at, wide, base + _ONE)
-            m2 += compact_at(blocks, values, scale, wide_at, wide, base + uint64(2))
+            m0 += compact_at(blocks, values, scale, base)
+            m1 += compact_at(blocks, values, scale, base + _ONE)
+            m2 += compact_at(blocks, values, scale, base + uint64(2))
     if moves:
         acc[0] += m0
         for a in range(1, 1 + L):
