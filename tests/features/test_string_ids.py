@@ -50,7 +50,8 @@ def test_random_strings_match_a_dict(seed):
     rng = np.random.default_rng(seed)
     strings = list(dict.fromkeys(random_strings(rng, 400) + EDGE))
     rng.shuffle(strings)
-    queries = random_strings(rng, 300) + EDGE + strings[::3] + [s + "x" for s in strings[:20]] + [s[:-1] for s in strings]
+    queries = random_strings(rng, 300) + EDGE + strings[::3]
+    queries += [s + "x" for s in strings[:20]] + [s[:-1] for s in strings]
     check_against_dict(StringIds(strings), strings, queries)
 
 
