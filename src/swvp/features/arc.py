@@ -36,6 +36,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features import _arc_kernels as K
 from swvp.features.hashing import feature_index  # noqa: F401 — part of this module's API
+from swvp.features.string_ids import StringIds
 
 __all__ = ["ArcData", "ArcFeatures", "feature_index", "TEMPLATES"]
 
@@ -174,7 +175,7 @@ class ArcFeatures:
         self.word = word
         self.prefix = int(prefix)
         self.hash_bits = int(hash_bits)
-        self.vocab: dict[str, dict[str, int]] | None = None
+        self.vocab: dict[str, StringIds] | None = None
 
     @property
     def weight_size(self) -> int:
@@ -209,7 +210,7 @@ class ArcFeatures:
             vocab["suffix"].setdefault(w[-3:], len(vocab["suffix"]))
         for t in dict.fromkeys(self._tags(sentences)):
             vocab["tag"].setdefault(t, len(vocab["tag"]))
-        self.vocab = vocab
+        self.vocab = {name: StringIds(table) for name, table in vocab.items()}
         return self
 
     def transform(self, sentences) -> ArcData:
@@ -227,11 +228,11 @@ class ArcFeatures:
         tl = list(types)
         v = self.vocab
         p = self.prefix
-        w_ids = np.fromiter((v["word"].get(t, K.UNK) for t in tl), INT, len(tl))
-        p_ids = np.fromiter((v["prefix"].get(t[:p], K.UNK) for t in tl), INT, len(tl))
-        s_ids = np.fromiter((v["suffix"].get(t[-3:], K.UNK) for t in tl), INT, len(tl))
+        w_ids = v["word"].ids(tl, K.UNK)
+        p_ids = v["prefix"].ids([t[:p] for t in tl], K.UNK)
+        s_ids = v["suffix"].ids([t[-3:] for t in tl], K.UNK)
         long_ = np.fromiter((len(t) > p for t in tl), INT, len(tl))
-        tag_ids = np.fromiter((v["tag"].get(t, K.UNK) for t in tags), INT, len(tags))
+        tag_ids = v["tag"].ids(tags, K.UNK)
         n_rows = int(offsets[-1]) + len(sentences)
         atoms = np.empty((n_rows, K.N_ATOMS), INT)
         is_root = np.zeros(n_rows, bool)
@@ -260,11 +261,11 @@ class ArcFeatures:
     def from_state(cls, meta: dict) -> ArcFeatures:
         obj = cls(tags=meta["tags"], word=meta["word"], prefix=meta["prefix"], hash_bits=meta["hash_bits"],
                   tag_features=tuple(meta.get("tag_features", ())))
-        obj.vocab = {k: {t: i for i, t in enumerate(lst)} for k, lst in meta["vocab"].items()} or None
-        if obj.vocab is not None:
-            missing = {"word", "prefix", "suffix", "tag"} - set(obj.vocab)
+        if meta["vocab"]:
+            missing = {"word", "prefix", "suffix", "tag"} - set(meta["vocab"])
             if missing:
                 raise ValueError(f"arc feature vocabularies {sorted(missing)} missing")
             if any(not isinstance(t, str) for lst in meta["vocab"].values() for t in lst):
                 raise ValueError("arc feature vocabularies must hold strings")
+        obj.vocab = {k: StringIds(lst) for k, lst in meta["vocab"].items()} or None
         return obj

@@ -17,6 +17,7 @@ import numpy as np
 from swvp._config import INT
 from swvp.features import _template_kernels as K
 from swvp.features.sequence import KeyTableCache, SequenceFeatures
+from swvp.features.string_ids import StringIds
 from swvp.features.templates import PAD, POS_ATOM, SETS, WORD_ATOMS, WORD_FLAGS, Template
 
 TEMPLATE_SETS = tuple(SETS)
@@ -30,17 +31,22 @@ class TaggingFeatures(KeyTableCache):
             raise ValueError(f"templates must be one of {TEMPLATE_SETS}, got {templates!r}")
         self.templates = templates
         self.rare_threshold = int(rare_threshold)
-        self.vocab: dict[str, dict[str, int]] = {}
+        # atom -> {string: id}: dicts while ``fit_transform`` grows them, then frozen into StringIds
+        self.vocab: dict[str, dict[str, int] | StringIds] = {}
         self.word_counts: dict[str, int] = {}
         self.keys_: np.ndarray | None = None  # sorted int64 keys of the training features
         self.key_ids_: np.ndarray | None = None  # the feature id of each key in ``keys_``
 
     # -- atoms ---------------------------------------------------------------------------------------------
     def _intern(self, name: str, values: Sequence[str], grow: bool) -> np.ndarray:
-        table = self.vocab.setdefault(name, {"<unk>": 0, PAD: 1})  # ids 0 and K.PAD
+        """Ids of ``values`` in the vocabulary of atom ``name``: new strings added with ``grow``, else id 0."""
         if grow:
+            table = self.vocab.setdefault(name, {"<unk>": 0, PAD: 1})  # ids 0 and K.PAD
             return np.fromiter((table.setdefault(v, len(table)) for v in values), INT, len(values))
-        return np.fromiter((table.get(v, 0) for v in values), INT, len(values))
+        table = self.vocab.get(name)
+        if table is None:  # an atom fit did not see (kept, so that ``state`` lists it as before)
+            table = self.vocab[name] = StringIds(("<unk>", PAD))
+        return table.ids(values, default=0)
 
     def _atoms(self, words: list[str], extra: list[str] | None, grow: bool) -> dict[str, np.ndarray]:
         """Token-level atom id arrays for a flat token list (type-level string work only)."""
@@ -96,6 +102,7 @@ class TaggingFeatures(KeyTableCache):
         self.vocab = {}
         offsets = _offsets(sentences)
         atoms = self._atoms(words, _flat(extra), grow=True)
+        self.vocab = {name: StringIds(table) for name, table in self.vocab.items()}
         keys = self._keys(atoms, offsets)
         flat = keys[keys >= 0]
         uniq, counts = np.unique(flat, return_counts=True)
@@ -141,7 +148,7 @@ class TaggingFeatures(KeyTableCache):
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> TaggingFeatures:
         obj = cls(meta["templates"], meta["rare_threshold"])
-        obj.vocab = {k: {s: i for i, s in enumerate(v)} for k, v in meta["vocab"].items()}
+        obj.vocab = {k: StringIds(v) for k, v in meta["vocab"].items()}
         # only the rare / frequent split matters after training: a word not in word_counts counts 0 (rare)
         obj.word_counts = dict.fromkeys(meta["frequent_words"], obj.rare_threshold)
         keys = np.asarray(arrays["feature_keys"], dtype=INT)

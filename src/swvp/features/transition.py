@@ -50,6 +50,7 @@ from swvp._config import INT
 from swvp.features import _transition_kernels as K
 from swvp.features.arc import WordOffsets, checked_tag_features, sentence_column, tag_column, word_offsets
 from swvp.features.hashing import feature_index
+from swvp.features.string_ids import StringIds
 
 __all__ = ["LABEL_TEMPLATES", "TEMPLATE_SETS", "TemplateSet", "TransitionData", "TransitionFeatures", "feature_row",
            "template_set"]
@@ -247,7 +248,7 @@ class TransitionFeatures:
         self.tags = tags
         self.tag_features = checked_tag_features(tag_features)
         self.root_label = root_label
-        self.vocab: dict[str, dict[str, int]] | None = None
+        self.vocab: dict[str, StringIds] | None = None
         self.labels: list[str] = []
 
     @property
@@ -270,7 +271,7 @@ class TransitionFeatures:
                 for m, r in enumerate(rels, start=1):
                     if heads[m] != 0:
                         labels.setdefault(r, len(labels))
-        self.vocab = vocab
+        self.vocab = {k: StringIds(table) for k, table in vocab.items()}
         self.labels = sorted(labels)
         return self
 
@@ -280,11 +281,10 @@ class TransitionFeatures:
             raise ValueError("TransitionFeatures used before fit")
         sentences = list(sentences)
         offsets = word_offsets(sentences)
-        vw, vt = self.vocab["word"], self.vocab["tag"]
-        words = np.fromiter((vw.get(w.lower(), K.UNK) for s in sentences for w in sentence_column(s, "forms")),
-                            INT, int(offsets[-1]))
-        tags = np.fromiter((vt.get(t, K.UNK) for s in sentences for t in tag_column(s, self.tags, self.tag_features)),
-                           INT, int(offsets[-1]))
+        words = self.vocab["word"].ids([w.lower() for s in sentences for w in sentence_column(s, "forms")], K.UNK)
+        tags = self.vocab["tag"].ids([t for s in sentences for t in tag_column(s, self.tags, self.tag_features)], K.UNK)
+        if tags.shape != words.shape:
+            raise ValueError(f"the {self.tags} column must have one value per word")
         heads = labels = None
         if gold and sentences and all(getattr(s, "heads", None) is not None for s in sentences):
             lab = {r: i for i, r in enumerate(self.labels)}
@@ -307,5 +307,5 @@ class TransitionFeatures:
     def from_state(cls, meta: dict) -> TransitionFeatures:
         obj = cls(tags=meta["tags"], root_label=meta["root_label"], tag_features=tuple(meta.get("tag_features", ())))
         obj.labels = list(meta["labels"])
-        obj.vocab = {k: {t: i for i, t in enumerate(lst)} for k, lst in meta["vocab"].items()} or None
+        obj.vocab = {k: StringIds(lst) for k, lst in meta["vocab"].items()} or None
         return obj

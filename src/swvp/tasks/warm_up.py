@@ -8,6 +8,7 @@ them. A random treebank's pipeline has only some of them; :func:`decode_value_ty
 
 from __future__ import annotations
 
+from swvp.features.string_ids import compile_code_point_types
 from swvp.model.compact import VALUE_TYPES, CompactVector, compile_gap_types
 
 __all__ = ["decode_value_types"]
@@ -17,7 +18,8 @@ def decode_value_types(pipeline, text: str) -> None:
     """Analyze ``text`` with ``pipeline`` once per type of :data:`~swvp.model.compact.VALUE_TYPES`, every stage's
     compact weights converted to it (only for compiling: the pipeline is left with float64 weights, and an int32
     value may have wrapped in int16), then read entry positions from gaps of every type of
-    :data:`~swvp.model.compact.GAP_TYPES`."""
+    :data:`~swvp.model.compact.GAP_TYPES`, and look strings up in vocabularies of every code point type
+    (:data:`~swvp.features.string_ids.CODE_POINT_TYPES`)."""
     stages = [s for s in pipeline.stages_.values() if isinstance(s.__dict__.get("_compact"), CompactVector)]
     originals = [s._compact for s in stages]
     for name in VALUE_TYPES:
@@ -25,3 +27,4 @@ def decode_value_types(pipeline, text: str) -> None:
             stage.coef_ = cw.with_value_type(name)
         pipeline.analyze(text)
     compile_gap_types()
+    compile_code_point_types()
