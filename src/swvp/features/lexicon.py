@@ -26,6 +26,7 @@ import numpy as np
 
 from swvp._config import INT
 from swvp.features.sequence import _ranges
+from swvp.features.string_ids import StringIds
 
 __all__ = ["CandidateLexicon", "case_class"]
 
@@ -134,29 +135,28 @@ class CandidateLexicon:
                          gpairs[:, 0], gpairs[:, 1])
 
     def _set_arrays(self, form_keys, fptr, flabels, fcounts, levels, lptr, tails, gptr, glabels, gcounts) -> None:
-        self._form_index = dict(zip(form_keys, range(len(form_keys))))
+        # the key strings as compact tables (a few bytes a key where a dict held ~100), looked up in batches
+        self._form_index = StringIds(form_keys)
         self._fptr, self._flabels, self._fcounts = fptr, flabels, fcounts
-        self._level_index = dict(zip(levels, range(len(levels))))
+        self._level_index = StringIds(levels)
         self._lptr, self._tails = lptr, tails
         self._gptr, self._glabels, self._gcounts = gptr, glabels, gcounts
         self._by_tail: dict[int, dict[str, int]] = {}
         self._rows: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_free = all(t == "" for t in tails)
-        self._global_levels = [lev for lev in levels if lev.startswith(_GLOBAL)]
+        self._global_levels = [i for i, lev in enumerate(levels) if lev.startswith(_GLOBAL)]
         self._memo: dict[tuple[str, str], list[int]] = {}
 
-    def _seen(self, fk: str) -> tuple[list[int], int]:
-        """The labels (most frequent first) of form key ``fk`` and how often it was seen."""
-        f = self._form_index.get(fk)
-        if f is None:
+    def _seen(self, f: int) -> tuple[list[int], int]:
+        """The labels (most frequent first) of form key id ``f`` (-1: not seen) and how often it was seen."""
+        if f < 0:
             return [], 0
         a, b = self._fptr[f], self._fptr[f + 1]
         return self._flabels[a:b].tolist(), int(self._fcounts[a:b].sum())
 
-    def _tails_of_level(self, lev: str) -> dict[str, int]:
-        """Tail → guesser row of level ``lev`` (built when the level is first read)."""
-        level = self._level_index.get(lev)
-        if level is None:
+    def _tails_of_level(self, level: int) -> dict[str, int]:
+        """Tail → guesser row of level id ``level`` (-1: no such level; built when the level is first read)."""
+        if level < 0:
             return {}
         by_tail = self._by_tail.get(level)
         if by_tail is None:
@@ -181,7 +181,7 @@ class CandidateLexicon:
     @property
     def forms(self) -> dict[str, dict[int, int]]:
         """form key string (:func:`_form_key`) → {label: count}, most frequent first (built anew: for inspection)."""
-        return {fk: dict(zip(*self._row(f))) for fk, f in self._form_index.items()}
+        return {fk: dict(zip(*self._row(f))) for f, fk in enumerate(self._form_index)}
 
     def _row(self, f: int) -> tuple[list[int], list[int]]:
         a, b = self._fptr[f], self._fptr[f + 1]
@@ -191,12 +191,22 @@ class CandidateLexicon:
     def guesser(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
         """level key string (:func:`_level_key`) → tail → [(label, types)], most types first (built anew: for
         inspection)."""
-        return {lev: {t: self._pairs(row) for t, row in self._tails_of_level(lev).items()} for lev in self._level_index}
+        return {lev: {t: self._pairs(row) for t, row in self._tails_of_level(level).items()}
+                for level, lev in enumerate(self._level_index)}
 
     # -- candidates --------------------------------------------------------------------------------------------
     def count(self, form: str, key: str = "") -> int:
         """How often (form, key) occurred in training."""
-        return self._seen(_form_key(form, key))[1]
+        return self._seen(self._form_index.get(_form_key(form, key), -1))[1]
+
+    def _chain(self, form: str, key: str) -> list[str]:
+        """The guesser levels a form looks up, in order: its suffixes from the longest (lowercased, with its case
+        class and key), then the key's global level."""
+        low = form.lower()
+        cc = case_class(form)
+        chain = [_level_key(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
+        chain.append(_level_key(None, None, key))
+        return chain
 
     def _tails_of(self, form: str, low: str) -> list[str]:
         """The endings of the form (lowercased and as written) that some label needs: all of them, or only "" when
@@ -205,10 +215,10 @@ class CandidateLexicon:
             return [""]
         return list(dict.fromkeys(t for n in range(len(form) + 1) for t in (low[len(low) - n:], form[len(form) - n:])))
 
-    def _guesses(self, lev: str, form_tails: list[str]) -> Iterator[int]:
-        """The labels of guesser level ``lev`` whose tail the form has, most types first (lazily: a caller that
+    def _guesses(self, level: int, form_tails: list[str]) -> Iterator[int]:
+        """The labels of guesser level id ``level`` whose tail the form has, most types first (lazily: a caller that
         needs a few labels of a level with hundreds reads only those)."""
-        by_tail = self._tails_of_level(lev)
+        by_tail = self._tails_of_level(level)
         if not by_tail:
             return iter(())
         found = [self._row_lists(by_tail[t]) for t in form_tails if t in by_tail]
@@ -220,18 +230,20 @@ class CandidateLexicon:
     def type_candidates(self, form: str, key: str = "", unseen: bool = False,
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:
         """The ranked candidate labels of one (form, key); ``unseen``: as if the form had never been seen."""
-        seen, count = ([], 0) if unseen else self._seen(_form_key(form, key))
+        f = -1 if unseen else self._form_index.get(_form_key(form, key), -1)
+        return self._ranked(form, f, self._level_index.ids(self._chain(form, key), -1).tolist(), allowed)
+
+    def _ranked(self, form: str, f: int, chain: list[int], allowed: Callable[[str, int], bool] | None) -> list[int]:
+        """:meth:`type_candidates` of a form whose dictionary row is ``f`` (-1: none) and whose guesser levels
+        (:meth:`_chain`) have the ids ``chain`` (-1: a level training never saw)."""
+        seen, count = self._seen(f)
         out = seen[:self.max_candidates]
         if count >= self.rare or len(out) >= self.max_candidates:
             return out
         have = set(out)
-        low = form.lower()
-        cc = case_class(form)
-        form_tails = self._tails_of(form, low)
-        chain = [_level_key(low[len(low) - n:], cc, key) for n in range(min(self.suffix_length, len(low)), -1, -1)]
-        chain.append(_level_key(None, None, key))
-        for lev in chain:
-            for y in self._guesses(lev, form_tails):
+        form_tails = self._tails_of(form, form.lower())
+        for level in chain:
+            for y in self._guesses(level, form_tails):
                 if y in have or (allowed is not None and not allowed(form, y)):
                     continue
                 out.append(y)
@@ -239,8 +251,8 @@ class CandidateLexicon:
                 if len(out) >= self.max_candidates:
                     return out
         if not out:  # a key never seen in training: the labels of every key's global level
-            for lev in self._global_levels:
-                for y in self._guesses(lev, form_tails):
+            for level in self._global_levels:
+                for y in self._guesses(level, form_tails):
                     if y not in have and (allowed is None or allowed(form, y)):
                         out.append(y)
                         have.add(y)
@@ -264,18 +276,30 @@ class CandidateLexicon:
         inverse = np.fromiter((index.setdefault((f, k), len(index)) for f, k in zip(forms, keys, strict=True)), INT,
                               len(forms))
         memo = self._memo if memoize and gold is None else None
-        rows = []
-        for f, k in index:
-            if memo is not None:
-                row = memo.get((f, k))
-                if row is None:
-                    row = self.type_candidates(f, k, False, allowed) or [fallback]
-                    if len(memo) < MEMO_SIZE:
-                        memo[(f, k)] = row
-                rows.append(row)
-                continue
-            unseen = gold is not None and self.count(f, k) <= 1
-            rows.append(self.type_candidates(f, k, unseen, allowed) or [fallback])
+        rows: list[list[int] | None] = [None] * len(index)
+        todo = list(index) if memo is None else []
+        if memo is not None:
+            for i, fk in enumerate(index):
+                rows[i] = memo.get(fk)
+                if rows[i] is None:
+                    todo.append(fk)
+        if todo:  # the new types' dictionary rows and guesser levels, each looked up in one batch
+            form_ids = self._form_index.ids([_form_key(f, k) for f, k in todo], -1).tolist()
+            chains = [self._chain(f, k) for f, k in todo]
+            level_ids = self._level_index.ids([lev for c in chains for lev in c], -1).tolist()
+            at = 0
+            found = {}
+            for (f, k), fid, chain in zip(todo, form_ids, chains):
+                levels = level_ids[at:at + len(chain)]
+                at += len(chain)
+                if gold is not None and self._seen(fid)[1] <= 1:
+                    fid = -1  # a form seen once stands for the unseen words of new text
+                found[f, k] = self._ranked(f, fid, levels, allowed) or [fallback]
+            for i, fk in enumerate(index):
+                if rows[i] is None:
+                    rows[i] = row = found[fk]
+                    if memo is not None and len(memo) < MEMO_SIZE:
+                        memo[fk] = row
         tptr = np.zeros(len(rows) + 1, INT)
         np.cumsum([len(r) for r in rows], out=tptr[1:])
         tcand = np.fromiter((y for r in rows for y in r), INT, int(tptr[-1]))
