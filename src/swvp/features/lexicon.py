@@ -120,8 +120,9 @@ class CandidateLexicon:
     # -- storage -----------------------------------------------------------------------------------------------
     # The dictionary and the guesser are lists of (label, count) pairs in flat arrays: the dictionary's row of form
     # key f is pairs ``_fptr[f] .. _fptr[f + 1]``; the guesser's (level, tail) lists are rows of ``_gptr``, those of
-    # level l rows ``_lptr[l] .. _lptr[l + 1]`` with tails ``_tails``. Only the keys are Python objects (one dict
-    # each); a row becomes a list when a query reads it. A loaded lexicon builds nothing more.
+    # level l rows ``_lptr[l] .. _lptr[l + 1]`` with tails ``_tails``. The form and level keys are StringIds tables
+    # (key string → f or l, looked up in batches); a row becomes a list when a query reads it, a level's tails a dict.
+    # A loaded lexicon builds nothing more.
 
     def _freeze(self, forms: dict[str, list], guesser: dict[str, dict[str, list]]) -> None:
         """Take the dictionary (form key → [(label, count)]) and the guesser (level → tail → [(label, types)])."""
