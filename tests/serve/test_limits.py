@@ -134,7 +134,7 @@ def app_client(toy):
 
 
 def test_a_request_past_the_time_limit_is_answered_504_and_the_next_is_served(toy, app_client):
-    text = big_text(toy, 60_000)  # more than a second of work for the toy pipeline
+    text = big_text(toy, 240_000)  # several times the 0.5 s limit of work for the toy pipeline (60 K: 0.4 s here)
     with app_client(timeout=0.5) as client:
         t0 = time.monotonic()
         r = client.post("/process", data={"data": text, "tokenizer": "", "tagger": "", "parser": ""})
@@ -148,7 +148,7 @@ def test_a_request_past_the_time_limit_is_answered_504_and_the_next_is_served(to
 
 
 def test_the_queue_is_bounded_503_beyond_it(toy, app_client):
-    text = big_text(toy, 60_000)
+    text = big_text(toy, 240_000)  # in progress for over a second while the next request comes
     with app_client(queue=0) as client:
         first = {}
         thread = threading.Thread(target=lambda: first.setdefault("r", client.post(

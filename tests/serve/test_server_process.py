@@ -28,7 +28,7 @@ def _wait(condition, limit: float = 60.0) -> None:
 
 def test_sigterm_finishes_the_request_in_flight_and_exits_0(toy, server):
     srv = server(["--model", f"toy={toy.model}"])
-    text = big_text(toy, 40_000)  # about a second of work
+    text = big_text(toy, 120_000)  # about a second of work (40 K took 0.3 s here)
     answer = {}
 
     def slow() -> None:
