@@ -50,3 +50,15 @@ def test_one_task_imports_no_other():
             "print(sorted(m for m in sys.modules if m.startswith('swvp.tasks.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['swvp.tasks._inputs', 'swvp.tasks.base', 'swvp.tasks.tagger']"
+
+
+def test_a_python_api_process_skips_scipy_linalg_too():
+    """The probe finder is installed with the kernel cache, so a process that never imports ``swvp.cli`` (a Dask
+    worker, spaCy, a user's script) loads its first kernel without ``scipy.linalg`` as well."""
+    pytest.importorskip("scipy.linalg")
+    code = ("import sys\nfrom swvp.tasks.tagger import SequenceTagger\nfrom swvp.learn.perceptron import Perceptron\n"
+            "SequenceTagger(features='pos', learner=Perceptron(epochs=1)).fit([['a', 'b']], [['X', 'Y']])\n"
+            "print('swvp.cli' in sys.modules, 'scipy.linalg' in sys.modules)\n"
+            "import numba.np.arraymath as am\nprint(am._HAVE_BLAS)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True"]

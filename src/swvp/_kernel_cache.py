@@ -277,8 +277,9 @@ _installed = False
 
 def install() -> None:
     """Make swvp's kernels (those defined from now on) use :class:`KernelCacheLocator` and
-    :class:`LockedIndexDataCacheFile`, and load cached ones without numba's registry refresh
-    (:func:`_load_without_refresh`); idempotent."""
+    :class:`LockedIndexDataCacheFile`, load cached ones without numba's registry refresh
+    (:func:`_load_without_refresh`), and answer numba's BLAS probe without importing ``scipy.linalg``
+    (:mod:`swvp._startup`); idempotent."""
     global _installed
     if _installed:
         return
@@ -289,6 +290,9 @@ def install() -> None:
     if _CAN_SKIP_REFRESH and caching.Cache.load_overload is not _load_without_refresh:
         _numba_load_overload[0] = caching.Cache.load_overload
         caching.Cache.load_overload = _load_without_refresh
+    from swvp import _startup
+
+    _startup.install()  # a kernel's environment may import numba.np.arraymath: its BLAS probe without scipy.linalg
     _installed = True
 
 

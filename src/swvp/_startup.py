@@ -1,12 +1,13 @@
-"""Process start-up of the command line: numba's first kernel load without importing ``scipy.linalg``.
+"""Process start-up: numba's first kernel load without importing ``scipy.linalg``.
 
 When numba loads (or compiles) its first kernel it imports ``numba.np.arraymath``, which checks that SciPy's BLAS
 table is there by importing ``scipy.linalg.cython_blas`` — and importing that submodule first imports the whole
-``scipy.linalg`` package (its decompositions, ``scipy._lib``'s array API layer, ``numpy.f2py``...): 0.15 s of CPU
-in every ``swvp`` process, a sixth of a whole ``swvp evaluate`` of a tagger. swvp's kernels use no BLAS; numba only
-records the answer (``_HAVE_BLAS``).
+``scipy.linalg`` package (its decompositions, ``scipy._lib``'s array API layer, ``numpy.f2py``...): 0.15–0.25 s of
+CPU and 14 MB in every process that runs a kernel, a sixth of a whole ``swvp evaluate`` of a tagger. swvp's kernels
+use no BLAS; numba only records the answer (``_HAVE_BLAS``).
 
-:func:`install` (called by :mod:`swvp.cli`) puts a finder first on ``sys.meta_path`` that waits for that one import.
+:func:`install` (called by :mod:`swvp.cli`, and by :func:`swvp._kernel_cache.install` before any kernel is
+defined, so Python API processes too) puts a finder first on ``sys.meta_path`` that waits for that one import.
 When it comes, the finder loads the extension module ``scipy.linalg.cython_blas`` on its own (the same module
 object a plain import gives) so numba finds it in ``sys.modules`` and gets the same answer; once
 ``numba.np.arraymath`` is executed the entry is taken out again (or, had ``scipy.linalg`` been imported meanwhile,
