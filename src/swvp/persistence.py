@@ -463,6 +463,10 @@ def _shared_lists(header: dict) -> dict:
     return header
 
 
+#: what a JSON list of scalars holds (the header's vocabularies: lists of tens of thousands of strings)
+_FLAT_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
 def _resolve_shared(header: dict) -> dict:
     """Inverse of :func:`_shared_lists`: every reference becomes the shared list itself (one object)."""
     shared = header.pop(_SHARED, None)
@@ -481,7 +485,7 @@ def _resolve_shared(header: dict) -> dict:
                     obj[k] = shared[i]
                 elif isinstance(v, (dict, list)):
                     walk(v)
-        elif isinstance(obj, list):
+        elif isinstance(obj, list) and not _FLAT_TYPES.issuperset(map(type, obj)):  # a vocabulary: no look
             for v in obj:
                 if isinstance(v, (dict, list)):
                     walk(v)

@@ -178,9 +178,14 @@ def lowercase_keys(words: list[str]) -> np.ndarray:
     return C.string_keys(lower, offsets)
 
 
+#: a whitespace character (``\s`` of a str pattern is exactly ``str.isspace``, checked over every code point)
+_SPACE = re.compile(r"\s")
+
+
 def _clean(words) -> list[str]:
     """Distinct lowercased strings without whitespace, sorted."""
-    return sorted({w.lower() for w in words if w and not any(ch.isspace() for ch in w)})
+    space = _SPACE.search
+    return sorted({w.lower() for w in words if w and space(w) is None})
 
 
 def _table(words: list[str]) -> tuple[np.ndarray, int]:

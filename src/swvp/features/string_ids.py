@@ -44,9 +44,10 @@ class StringIds(Mapping):
 
     def __init__(self, strings: Iterable[str] = ()):
         values = strings if isinstance(strings, Sequence) else list(strings)
-        if any(not isinstance(v, str) for v in values):
-            raise TypeError("StringIds holds strings only")
-        cps, offsets = encode(values)
+        try:
+            cps, offsets = encode(values)  # joining them refuses anything but strings
+        except TypeError:
+            raise TypeError("StringIds holds strings only") from None
         if cps.shape[0] > _MAX_CODE_POINTS:
             raise ValueError(f"StringIds holds at most {_MAX_CODE_POINTS} code points")
         top = int(cps.max()) if cps.shape[0] else 0
