@@ -99,6 +99,10 @@ class CandidateTagger(CompactCoef, TrainedEstimator):
     def _write(self, word: Word, label: str) -> None:
         raise NotImplementedError
 
+    def _writer(self) -> Callable[[Word, str], None]:
+        """What :meth:`annotate` writes each word's label with, for one call (:meth:`_write`; a stage may cache)."""
+        return self._write
+
     # -- training ----------------------------------------------------------------------------------------------
     def fit(self, X, *, dev=None, on_epoch: Callable[[EpochStats, TrainResult], None] | None = None,
             on_progress: Callable | None = None):
@@ -197,9 +201,10 @@ class CandidateTagger(CompactCoef, TrainedEstimator):
 
     def annotate(self, doc: Document) -> Document:
         """Write the predictions into the words of ``doc`` (in place) and return it."""
+        write = self._writer()
         for sent, labels in zip(doc.sentences, self.predict(doc), strict=True):
             for w, t in zip(sent.words, labels, strict=True):
-                self._write(w, t)
+                write(w, t)
         return doc
 
     def score(self, X, y=None) -> float:

@@ -141,3 +141,15 @@ class Lemmatizer(CandidateTagger):
 
     def _write(self, word: Word, label: str) -> None:
         word.lemma = apply_script(word.form, label)
+
+    def _writer(self) -> Callable[[Word, str], None]:
+        """:meth:`_write` applying each (form, script) once per call (a text's frequent words repeat)."""
+        lemmas: dict[tuple[str, str], str] = {}
+
+        def write(word: Word, label: str) -> None:
+            lemma = lemmas.get((word.form, label))
+            if lemma is None:
+                lemma = lemmas[word.form, label] = apply_script(word.form, label)
+            word.lemma = lemma
+
+        return write
