@@ -334,7 +334,7 @@ class CandidateLexicon:
                          for lev, by_tail in meta["guesser"].items()})
         else:
             keys, levels, tails = meta["form_keys"], meta["levels"], meta["tails"]
-            if not all(isinstance(x, list) and all(isinstance(k, str) for k in x) for x in (keys, levels, tails)) \
+            if not all(isinstance(x, list) and set(map(type, x)) <= {str} for x in (keys, levels, tails)) \
                     or len(set(keys)) != len(keys) or len(set(levels)) != len(levels):
                 raise ValueError("lexicon keys must be lists of distinct strings")
             a = {k: np.asarray(arrays[k], INT) for k in ("fptr", "flabels", "fcounts", "lptr", "gptr", "glabels",
