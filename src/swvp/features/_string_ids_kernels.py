@@ -14,13 +14,12 @@ import numpy as np
 from numba import njit
 
 from swvp._config import INT, NJIT
+from swvp.features._hash_kernels import M1, M2  # splitmix64's finaliser, as the feature hashes mix
 
 EMPTY = -1
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
@@ -32,8 +31,8 @@ def _hash(cps, start, end, keep):
     h = _FNV_OFFSET
     for k in range(start, end):
         h = (h ^ np.uint64(cps[k])) * _FNV_PRIME
-    h = (h ^ (h >> _S30)) * _MIX1
-    h = (h ^ (h >> _S27)) * _MIX2
+    h = (h ^ (h >> _S30)) * M1
+    h = (h ^ (h >> _S27)) * M2
     return (h ^ (h >> _S31)) & keep
 
 
