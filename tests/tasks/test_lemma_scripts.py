@@ -68,3 +68,26 @@ def test_what_a_script_may_add():
     assert not adds_within(letter_scripts("1980"), greek_sigma)  # no letter: no letter added
     assert adds_within(letter_scripts("1980"), frozenset())  # ... but edits that only cut still apply
     assert adds_within(letter_scripts("見"), letter_scripts("る"))  # kanji + kana: one system for lemmas
+
+
+def test_the_lemmatizers_inlined_test_is_applies_and_adds_within():
+    """``Lemmatizer._allowed`` inlines :meth:`EditScript.applies` from per-label data: on random scripts and forms
+    (casings, a lowercasing that changes the length, Greek, empty cuts and whole-lemma scripts) it answers as
+    ``applies`` and ``adds_within`` do."""
+    import random
+
+    from swvp.structures.lemma import applies
+
+    rng = random.Random(7)
+    pieces = ["", "a", "ab", "İ", "i", "ς", "σ", "Σ", "ler", "s", "ed", "ΟΥ", "-"]
+    forms = ["", "a", "Ab", "AB", "İstanbul", "istanbul", "ΣΟΦΙΑ", "σοφια", "walked", "Walked", "ler", "x-y"]
+    scripts = ["=lemma", "=Σοφία"] + [EditScript(rng.choice("lktu"), *(rng.choice(pieces) for _ in range(4))).encode()
+                                      for _ in range(400)]
+    lem = Lemmatizer()
+    lem.labels_ = scripts
+    allowed = lem._allowed()
+    for form in forms + [rng.choice(forms) + rng.choice(pieces) for _ in range(60)]:
+        for y, script in enumerate(scripts):
+            edit = EditScript.decode(script)
+            expected = applies(form, script) and adds_within(letter_scripts(form), added_scripts(edit))
+            assert allowed(form, y) == expected, (form, script)
