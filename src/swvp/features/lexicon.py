@@ -232,14 +232,22 @@ class CandidateLexicon:
                         allowed: Callable[[str, int], bool] | None = None) -> list[int]:
         """The ranked candidate labels of one (form, key); ``unseen``: as if the form had never been seen."""
         f = -1 if unseen else self._form_index.get(_form_key(form, key), -1)
-        return self._ranked(form, f, self._level_index.ids(self._chain(form, key), -1).tolist(), allowed)
+        chain = self._level_index.ids(self._chain(form, key), -1).tolist() if self._guessed(f) else []
+        return self._ranked(form, f, chain, allowed)
+
+    def _guessed(self, f: int) -> bool:
+        """Whether a form whose dictionary row is ``f`` (-1: none) takes guessed labels after its own: it was seen
+        fewer than ``rare`` times with fewer than ``max_candidates`` labels."""
+        a, b = (self._fptr[f], self._fptr[f + 1]) if f >= 0 else (0, 0)
+        return b - a < self.max_candidates and (f < 0 or int(self._fcounts[a:b].sum()) < self.rare)
 
     def _ranked(self, form: str, f: int, chain: list[int], allowed: Callable[[str, int], bool] | None) -> list[int]:
         """:meth:`type_candidates` of a form whose dictionary row is ``f`` (-1: none) and whose guesser levels
-        (:meth:`_chain`) have the ids ``chain`` (-1: a level training never saw)."""
-        seen, count = self._seen(f)
+        (:meth:`_chain`) have the ids ``chain`` (-1: a level training never saw; read only when
+        :meth:`_guessed`)."""
+        seen, _ = self._seen(f)
         out = seen[:self.max_candidates]
-        if count >= self.rare or len(out) >= self.max_candidates:
+        if not self._guessed(f):
             return out
         have = set(out)
         form_tails = self._tails_of(form, form.lower())
@@ -286,15 +294,16 @@ class CandidateLexicon:
                     todo.append(fk)
         if todo:  # the new types' dictionary rows and guesser levels, each looked up in one batch
             form_ids = self._form_index.ids([_form_key(f, k) for f, k in todo], -1).tolist()
-            chains = [self._chain(f, k) for f, k in todo]
+            if gold is not None:  # a form seen once stands for the unseen words of new text
+                form_ids = [-1 if self._seen(fid)[1] <= 1 else fid for fid in form_ids]
+            # guesser levels only for the types that take guesses (a frequent form has its own labels)
+            chains = [self._chain(f, k) if self._guessed(fid) else [] for (f, k), fid in zip(todo, form_ids)]
             level_ids = self._level_index.ids([lev for c in chains for lev in c], -1).tolist()
             at = 0
             found = {}
             for (f, k), fid, chain in zip(todo, form_ids, chains):
                 levels = level_ids[at:at + len(chain)]
                 at += len(chain)
-                if gold is not None and self._seen(fid)[1] <= 1:
-                    fid = -1  # a form seen once stands for the unseen words of new text
                 found[f, k] = self._ranked(f, fid, levels, allowed) or [fallback]
             for i, fk in enumerate(index):
                 if rows[i] is None:
