@@ -91,29 +91,54 @@ class _Damaged(ValueError):
     """A compressed stream that does not decompress to what the header says."""
 
 
-def _decompress(data: bytes, codec: str, size: int) -> bytes:
-    """The ``size`` bytes ``data`` holds (:class:`_Damaged` if it holds anything else)."""
+def _decompress(data, codec: str, size: int) -> bytes:
+    """The ``size`` bytes ``data`` (a bytes-like object) holds (:class:`_Damaged` if it holds anything else)."""
+    out = bytearray(size)
+    _decompress_into(data, codec, [memoryview(out)], size)
+    return bytes(out)
+
+
+def _decompress_into(data, codec: str, buffers, size: int) -> None:
+    """Decompress ``data`` into the writable byte buffers (an iterable: the next one is asked for when the last is
+    full) in turn, filling each; :class:`_Damaged` unless the stream holds exactly their total ``size``."""
     if codec == "zstd":
         zstd = _zstd()
         if zstd is None:
             raise ValueError("the file is compressed with zstd: install the zstandard package")
-        try:
-            out = zstd.ZstdDecompressor().decompress(data, max_output_size=max(size, 1))
-        except zstd.ZstdError as err:
-            raise _Damaged(f"zstd: {err}") from err
+        error = zstd.ZstdError
+        stream = zstd.ZstdDecompressor().stream_reader(data)
+        readinto = stream.readinto
+
+        def at_end() -> bool:
+            return not stream.read(1)
     elif codec == "zlib":
+        error = zlib.error
         d = zlib.decompressobj()
-        try:
-            out = d.decompress(data, size) if size else d.decompress(data, 1)
-        except zlib.error as err:
-            raise _Damaged(f"zlib: {err}") from err
-        if d.unconsumed_tail or not d.eof:
-            raise _Damaged("a compressed stream is longer than its array")
+        rest = [data]
+
+        def readinto(buf: memoryview) -> int:
+            chunk = d.decompress(rest[0], len(buf))
+            rest[0] = d.unconsumed_tail
+            buf[:len(chunk)] = chunk
+            return len(chunk)
+
+        def at_end() -> bool:
+            return not d.decompress(rest[0], 1) and d.eof
     else:
         raise ValueError(f"unknown codec {codec!r}")
-    if len(out) != size:
-        raise _Damaged(f"a compressed stream holds {len(out)} bytes, {size} expected")
-    return out
+    held = 0
+    try:
+        for buf in buffers:
+            while len(buf):
+                n = readinto(buf)
+                if not n:
+                    raise _Damaged(f"a compressed stream holds {held} bytes, {size} expected")
+                held += n
+                buf = buf[n:]
+        if not at_end():
+            raise _Damaged("a compressed stream is longer than its array")
+    except error as err:
+        raise _Damaged(f"{codec}: {err}") from err
 
 
 # --------------------------------------------------------------------------------------------------- streams
@@ -156,8 +181,9 @@ class _Reader:
         self.codec, self.members = codec, members
         self.used: set[str] = set()
 
-    def stream(self, spec, n: int | None = None) -> np.ndarray:
-        """The 1-d array a stream description names (``n``: the length it must have)."""
+    def stream(self, spec, n: int | None = None, extra: int = 0) -> np.ndarray:
+        """The 1-d array a stream description names (``n``: the length it must have), followed by ``extra``
+        zeros."""
         if not isinstance(spec, dict) or not isinstance(spec.get("member"), str):
             raise ValueError("a stream must name its member")
         dt = np.dtype(spec["dtype"])
@@ -169,8 +195,42 @@ class _Reader:
         if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
             raise ValueError(f"stream {spec['member']!r} is missing or not bytes")
         self.used.add(spec["member"])
-        data = _decompress(raw.tobytes(), self.codec, count * dt.itemsize)
-        return np.frombuffer(data, np.uint8).reshape(dt.itemsize, count).T.copy().view(dt).reshape(count)
+        out = np.empty(count + extra, dt)
+        out[count:] = 0
+        planes = out[:count].view(np.uint8).reshape(count, dt.itemsize)
+        if dt.itemsize == 1:
+            _decompress_into(raw, self.codec, [memoryview(planes.reshape(count))], count)
+        else:  # one byte plane at a time: no second copy of the array
+            _decompress_into(raw, self.codec, _planes_of(planes), count * dt.itemsize)
+        return out
+
+
+class _Members:
+    """The members of an open ``.npz``, each read when it is asked for: a model's compressed streams are read one
+    after another, never all held at once (read errors are :class:`_Damaged`)."""
+
+    def __init__(self, npz):
+        self._npz = npz
+        self.names = frozenset(npz.files)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def get(self, name: str) -> np.ndarray | None:
+        if name not in self.names:
+            return None
+        try:
+            return self._npz[name]
+        except Exception as err:  # noqa: BLE001 - a damaged member surfaces as many types (see load_model)
+            raise _Damaged(f"member {name!r}: {err}") from err
+
+
+def _planes_of(planes: np.ndarray):
+    """Byte buffers for the columns of ``planes`` (entries × bytes) in turn, each copied into its column when full."""
+    plane = np.empty(planes.shape[0], np.uint8)
+    for j in range(planes.shape[1]):
+        yield memoryview(plane)
+        planes[:, j] = plane
 
 
 # ------------------------------------------------------------------------------------------ float values
@@ -277,8 +337,8 @@ def _entries(w: _Writer, name: str, index: np.ndarray, values: np.ndarray, quant
 
 def _read_entries(r: _Reader, spec: dict, size: int, dtype: np.dtype, scaled: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, float | None]:
-    """(gaps, values, scale) of stored entries: with ``scaled``, quantised values come back as their integers and
-    the scale (None: float64 values)."""
+    """(gaps, values, scale) of stored entries: with ``scaled``, quantised values come back as their integers
+    followed by a 0, and the scale (None: float64 values, not followed by a 0)."""
     n = spec["nnz"]
     if type(n) is not int or not 0 <= n <= size:
         raise ValueError("bad entry count")
@@ -296,12 +356,12 @@ def _read_entries(r: _Reader, spec: dict, size: int, dtype: np.dtype, scaled: bo
     if dtype != np.float64:
         raise ValueError("float-coded values of a non-float64 array")
     if scaled and vs.get("coding") == "step":
-        q, e = r.stream(vs["q"], n), vs["exp"]
+        q, e = r.stream(vs["q"], n, extra=1), vs["exp"]  # followed by the 0 a compact vector's absent entry reads
         if q.dtype.kind not in "iu" or type(e) is not int or not -1000 < e < 1000:
             raise ValueError("bad quantised values")
         for t in (np.int16, np.int32):  # kept as integers: the narrower of two types (two compiled decoders)
-            if q.size == 0 or (int(q.min()) >= np.iinfo(t).min and int(q.max()) <= np.iinfo(t).max):
-                return gaps, q.astype(t), float(np.ldexp(1.0, e))
+            if q.size == 1 or (int(q.min()) >= np.iinfo(t).min and int(q.max()) <= np.iinfo(t).max):
+                return gaps, q.astype(t, copy=False), float(np.ldexp(1.0, e))
     return gaps, _get_values(r, vs, n), None
 
 
@@ -344,7 +404,10 @@ def _get_array(r: _Reader, name: str, spec) -> np.ndarray | CompactVector:
         size = spec["size"]
         if type(size) is not int or not 0 <= size < 2 ** 40:
             raise ValueError(f"{name}: bad size")
-        return CompactVector.from_gaps(size, *_read_entries(r, spec, size, np.dtype(np.float64), scaled=True))
+        gaps, values, scale = _read_entries(r, spec, size, np.dtype(np.float64), scaled=True)
+        if scale is None:
+            return CompactVector.from_gaps(size, gaps, values)
+        return CompactVector.from_gaps(size, gaps, values[:-1], scale, padded=values)
     shape, dtype = spec.get("shape"), np.dtype(spec.get("dtype"))
     if not isinstance(shape, list) or not all(type(d) is int and 0 <= d < 2 ** 40 for d in shape) or \
             dtype.kind not in "iufb":
@@ -509,7 +572,7 @@ def _unpack_v3(meta: dict, npz_members: dict[str, np.ndarray]) -> tuple[dict, di
     raw = npz_members.get(_HEADER)
     if raw is None or raw.dtype != np.uint8 or raw.ndim != 1 or type(size) is not int or not 0 < size < 2 ** 32:
         raise ValueError("no compressed header")
-    header = json.loads(_decompress(raw.tobytes(), codec, size).decode("utf-8"))
+    header = json.loads(_decompress(raw, codec, size).decode("utf-8"))
     if not isinstance(header, dict) or any(header.get(k) != meta.get(k) for k in ("format_version", "kind")):
         raise ValueError("the header disagrees with the envelope")
     header = _resolve_shared(header)
@@ -557,24 +620,15 @@ def _unpack_sparse(meta: dict, arrays: dict[str, np.ndarray]) -> None:
         raise ValueError(f"sparse members {stray} without a header entry")
 
 
-def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model file; returns ``(meta, arrays)``. Raises :class:`ModelFormatError` on any defect."""
-    path = Path(path)
-    if not path.is_file():
-        raise ModelFormatError(f"{path}: no such model file")
+def _read_members(path: Path, npz, kind: str | None) -> tuple[dict, dict | _Members]:
+    """The envelope of an open model file, checked, and its members: a version 3 file's read when asked for,
+    an older one's read now."""
     try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
-    except OSError as err:
-        raise ModelFormatError(f"{path}: unreadable model file ({err.strerror or err})") from err
-    if magic[:2] != b"PK":  # not a zip archive, so not an .npz: refused before numpy reads it
-        raise ModelFormatError(f"{path}: not a swvp model file (a model is an .npz archive; this file is not one)")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if _META not in npz.files:
-                raise ModelFormatError(f"{path}: not a swvp model file (no {_META} header)")
-            meta = json.loads(npz[_META].tobytes().decode("utf-8"))
-            arrays = {name: npz[name] for name in npz.files if name != _META}
+        if _META not in npz.files:
+            raise ModelFormatError(f"{path}: not a swvp model file (no {_META} header)")
+        meta = json.loads(npz[_META].tobytes().decode("utf-8"))
+        lazy = isinstance(meta, dict) and meta.get("format_version") == 3
+        arrays = _Members(npz) if lazy else {name: npz[name] for name in npz.files if name != _META}
     except ModelFormatError:
         raise
     except Exception as err:  # noqa: BLE001
@@ -592,13 +646,34 @@ def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, 
                                f"matching swvp")
     if kind is not None and meta.get("kind") != kind:
         raise ModelFormatError(f"{path}: a {meta.get('kind')!r} model, expected {kind!r}")
+    return meta, arrays
+
+
+def load_model(path: str | os.PathLike, kind: str | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file; returns ``(meta, arrays)``. Raises :class:`ModelFormatError` on any defect."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFormatError(f"{path}: no such model file")
     try:
-        if version == 3:
-            meta, arrays = _unpack_v3(meta, arrays)
-        else:
-            _unpack_sparse(meta, arrays)
-    except (_Damaged, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as err:
+        raise ModelFormatError(f"{path}: unreadable model file ({err.strerror or err})") from err
+    if magic[:2] != b"PK":  # not a zip archive, so not an .npz: refused before numpy reads it
+        raise ModelFormatError(f"{path}: not a swvp model file (a model is an .npz archive; this file is not one)")
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except Exception as err:  # noqa: BLE001 - any type: see _read_members
         raise ModelFormatError(f"{path}: damaged or unreadable model file ({err})") from err
-    except (ValueError, TypeError, KeyError, OverflowError, MemoryError, IndexError) as err:
-        raise ModelFormatError(f"{path}: inconsistent model file ({err})") from err
+    with npz:
+        meta, arrays = _read_members(path, npz, kind)
+        try:
+            if meta["format_version"] == 3:
+                meta, arrays = _unpack_v3(meta, arrays)
+            else:
+                _unpack_sparse(meta, arrays)
+        except (_Damaged, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+            raise ModelFormatError(f"{path}: damaged or unreadable model file ({err})") from err
+        except (ValueError, TypeError, KeyError, OverflowError, MemoryError, IndexError) as err:
+            raise ModelFormatError(f"{path}: inconsistent model file ({err})") from err
     return meta, arrays

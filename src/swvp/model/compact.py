@@ -33,6 +33,13 @@ VALUE_TYPES = ("int16", "int32", "float64")
 GAP_TYPES = ("uint8", "uint16", "uint32", "uint64")
 
 
+def _prefix_of(values: np.ndarray, padded: np.ndarray | None) -> bool:
+    """Whether ``padded`` is ``values`` followed by one 0 in the same memory (contiguous, one type)."""
+    return (padded is not None and padded.dtype == values.dtype and padded.ndim == values.ndim == 1
+            and padded.shape[0] == values.shape[0] + 1 and padded.flags.c_contiguous and values.flags.c_contiguous
+            and padded.ctypes.data == values.ctypes.data and padded[-1] == 0)
+
+
 class CompactVector:
     """A float64 vector of ``size`` entries stored as its bitwise non-zero entries and a bitmap directory.
 
@@ -46,10 +53,13 @@ class CompactVector:
 
     __slots__ = ("size", "blocks", "values", "scale", "_padded")
 
-    def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray, scale: float = 1.0):
+    def __init__(self, size: int, blocks: np.ndarray, values: np.ndarray, scale: float = 1.0,
+                 padded: np.ndarray | None = None):
         self.size = int(size)
         self.blocks = blocks
-        self._padded = np.concatenate([values, np.zeros(1, values.dtype)])  # what an absent entry reads
+        if not _prefix_of(values, padded):
+            padded = np.concatenate([values, np.zeros(1, values.dtype)])  # what an absent entry reads
+        self._padded = padded
         self.values = self._padded[:-1]
         self.scale = float(scale)
         if values.dtype != FLOAT and (values.dtype not in (np.int16, np.int32) or np.frexp(self.scale)[0] != 0.5):
@@ -92,10 +102,11 @@ class CompactVector:
         return cls(size, blocks.reshape(-1), values, 1.0 if scale is None else scale)
 
     @classmethod
-    def from_gaps(cls, size: int, gaps: np.ndarray, values: np.ndarray, scale: float | None = None
-                  ) -> CompactVector:
+    def from_gaps(cls, size: int, gaps: np.ndarray, values: np.ndarray, scale: float | None = None,
+                  padded: np.ndarray | None = None) -> CompactVector:
         """As :meth:`from_entries`, the positions given by their gaps (``gaps[k]`` entries lie between stored
-        entry k − 1 and k; the first is at ``gaps[0]``), as a model file stores them: no position array is built."""
+        entry k − 1 and k; the first is at ``gaps[0]``), as a model file stores them: no position array is built.
+        ``padded``: ``values`` followed by a 0 in one array (``values`` a view of it), kept instead of a copy."""
         size = int(size)
         gaps = np.ascontiguousarray(gaps)
         values = np.ascontiguousarray(values, dtype=FLOAT if scale is None else None)
@@ -106,7 +117,7 @@ class CompactVector:
         blocks = np.zeros(2 * ((size + 63) >> 6), _U64)
         if gaps.size and blocks_from_gaps(gaps, size, blocks) >= size:
             raise ValueError("positions must be increasing and within the vector")
-        return cls(size, blocks, values, 1.0 if scale is None else scale)
+        return cls(size, blocks, values, 1.0 if scale is None else scale, padded)
 
     @property
     def nnz(self) -> int:
