@@ -49,11 +49,14 @@ from swvp.tasks.base import TrainedEstimator, checked_weights
 MODEL_KIND = "tokenizer"
 #: epochs of the default learner (the best dev epoch is kept when dev data is given)
 DEFAULT_EPOCHS = 8
-#: paragraphs are tokenized in batches of about this many characters (bounded memory for the feature keys, ~0.5 KB
-#: per character); a longer paragraph is decoded in windows of this size overlapping by 2 × WINDOW_MARGIN (what
-#: ``swvp parse`` reads at a time, so that a text of one long paragraph peaks no higher than one of many)
+#: a paragraph longer than this many characters is decoded in windows of this size overlapping by 2 × WINDOW_MARGIN
+#: (what ``swvp parse`` reads at a time, so that a text of one long paragraph peaks no higher than one of many)
 BATCH_UNITS = 1 << 14
 WINDOW_MARGIN = 512
+#: shorter paragraphs are decoded in groups of about this many characters at most (or BATCH_UNITS if smaller): the
+#: feature keys take ~1.2 KB per character while a group is decoded (16 MB for a group of 1 << 14). A paragraph is
+#: decoded on its own, so the grouping changes nothing but memory and the count of calls
+GROUP_UNITS = 1 << 12
 
 
 def _corpus(X) -> ConlluCorpus | Document:
@@ -82,16 +85,18 @@ def restore_case(form: str, words: list[str]) -> list[str]:
     return list(words)
 
 
-def _windows(u: CharUnits, size: int, margin: int) -> list[tuple[int, int, int, int]]:
-    """Unit ranges to decode, as (start, end, keep_start, keep_end): batches of whole paragraphs of at most ``size``
-    units, and windows of a longer paragraph cut after chunk ends, each decoded with ``margin`` units of context
-    on either side (within the paragraph) and kept only in its core; the cores tile the units."""
+def _windows(u: CharUnits, size: int, margin: int, group: int | None = None) -> list[tuple[int, int, int, int]]:
+    """Unit ranges to decode, as (start, end, keep_start, keep_end): batches of whole paragraphs of at most
+    ``group`` units (default ``size``; a paragraph of up to ``size`` units is whole, alone), and windows of a longer
+    paragraph cut after chunk ends, each decoded with ``margin`` units of context on either side (within the
+    paragraph) and kept only in its core; the cores tile the units."""
+    group = size if group is None else min(group, size)
     off = u.offsets.tolist()
     cut_after = np.flatnonzero(u.space_after) + 1  # offsets where a window may start or end
     out = []
     lo = 0
     while lo < len(off) - 1:
-        hi = max(int(np.searchsorted(u.offsets, off[lo] + size, side="right")) - 1, lo + 1)
+        hi = max(int(np.searchsorted(u.offsets, off[lo] + group, side="right")) - 1, lo + 1)
         a, b = off[lo], off[hi]
         if hi > lo + 1 or b - a <= size:
             out.append((a, b, a, b))
@@ -271,7 +276,7 @@ class Tokenizer(TrainedEstimator):
         has ``newpar=True``, the first of the text ``newdoc=True``; ``sent_id`` is left None. Whitespace (a
         newline too) always separates tokens, and a paragraph's end always ends a sentence. Empty or
         whitespace-only text gives an empty document. Paragraphs are decoded whole, in batches of about
-        ``BATCH_UNITS`` characters; a longer paragraph in windows cut at whitespace that overlap by
+        ``GROUP_UNITS`` characters; one longer than ``BATCH_UNITS`` in windows cut at whitespace that overlap by
         ``2 × WINDOW_MARGIN`` characters (memory stays bounded whatever the text). With N decoding threads
         (:mod:`swvp.learn.threads`), N batches or windows are decoded in one call, their paragraphs spread over the
         threads. Text holding a control character raw text may not hold (NUL, escape, ...) raises DataError naming
@@ -309,7 +314,7 @@ class Tokenizer(TrainedEstimator):
         """The document of ``text`` and the character offset where each of its sentences starts."""
         units = char_units(text, paragraph_starts(text))
         labels = np.empty(units.n_units, INT)
-        windows = _windows(units, BATCH_UNITS, WINDOW_MARGIN)
+        windows = _windows(units, BATCH_UNITS, WINDOW_MARGIN, GROUP_UNITS)
         group = get_decoding_threads()  # windows decoded together, so that every decoding thread has one
         for g in range(0, len(windows), group):
             part = windows[g:g + group]
