@@ -307,6 +307,41 @@ def test_long_paragraphs_are_decoded_in_overlapping_windows(tokenizer, held_out,
     assert [layout(tokenizer.tokenize(t)) for t in (text, one)] == whole
 
 
+def test_paragraphs_are_decoded_in_small_groups_and_long_ones_in_the_same_windows(tokenizer, held_out, monkeypatch):
+    """Groups of whole paragraphs hold at most GROUP_UNITS characters (the feature keys of a group are its working
+    memory); a paragraph up to BATCH_UNITS long is decoded whole and alone, a longer one in the windows it had
+    before groups were made smaller; the document is the same for any group size."""
+    import swvp.tasks.tokenizer as T
+
+    text = text_of(held_out)
+    paragraphs = text.split("\n\n")
+    mixed = "\n\n".join(paragraphs[:6] + [" ".join(paragraphs[6:12])] + paragraphs[12:20] + [" ".join(paragraphs)])
+    units = T.char_units(mixed, T.paragraph_starts(mixed))
+    lengths = np.diff(units.offsets)
+    size, group = int(np.sort(lengths)[-2]) + 1, int(np.median(lengths)) * 2  # one paragraph longer than size
+    windows = T._windows(units, size, 40, group)
+    starts = set(units.offsets.tolist())
+    grouped = [(a, b) for a, b, _, _ in windows if a in starts and b in starts]
+    for a, b in grouped:
+        if b - a > group:  # a paragraph longer than a group: whole and alone
+            count = int(np.searchsorted(units.offsets, b)) - int(np.searchsorted(units.offsets, a))
+            assert b - a <= size and count == 1
+    assert any(b - a > group for a, b in grouped) and any(b - a <= group for a, b in grouped)
+
+    def windowed(ws):
+        return [w for w in ws if not (w[0] in starts and w[1] in starts)]
+
+    assert windowed(windows) and windowed(windows) == windowed(T._windows(units, size, 40))
+    assert [ka for _, _, ka, _ in windows] == [0] + [kb for _, _, _, kb in windows[:-1]]  # the cores tile the units
+    monkeypatch.setattr(T, "BATCH_UNITS", size)
+    monkeypatch.setattr(T, "WINDOW_MARGIN", 40)
+    monkeypatch.setattr(T, "GROUP_UNITS", 1 << 30)  # groups of BATCH_UNITS, as before
+    expected = layout(tokenizer.tokenize(mixed))
+    for g in (1, group, size):
+        monkeypatch.setattr(T, "GROUP_UNITS", g)
+        assert layout(tokenizer.tokenize(mixed)) == expected
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 def test_windows_and_batches_are_decoded_on_every_thread(tokenizer, held_out, monkeypatch, threads):
     """With N decoding threads, N windows of one long paragraph (or N batches of paragraphs) are one decoding call,
