@@ -317,9 +317,9 @@ def _load_without_refresh(self, sig, target_context):
     numba loads them."""
     if not isinstance(getattr(getattr(self, "_impl", None), "locator", None), KernelCacheLocator):
         return _numba_load_overload[0](self, sig, target_context)
-    from numba.core.runtime import rtsys
+    from swvp import _runtime_cache
 
-    rtsys.initialize(target_context)
+    _runtime_cache.initialize(target_context)  # numba's rtsys.initialize, its compiled library cached
     with self._guard_against_spurious_io_errors():
         return self._load_overload(sig, target_context)
     return None  # the guard swallowed an I/O error: compile instead
