@@ -28,7 +28,7 @@ bench: $(STAMP)
 
 # drop every compiled kernel (the cache stamps already follow edits: this only frees the disk)
 clean-cache:
-	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
+	find src -name '*.nbi' -delete -o -name '*.nbc' -delete -o -name 'nrt-library.*.bin' -delete
 
 clean: clean-cache
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
