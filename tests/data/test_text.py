@@ -211,3 +211,62 @@ def test_raw_text_of_conllu_joins_sentences_and_paragraphs():
     assert raw_text_of_conllu(parse_conllu(DOC)) == "I don't know. Fine.\n"
     two = DOC + DOC.replace("# newdoc id = d1\n", "").replace("a1", "b1").replace("a2", "b2")
     assert raw_text_of_conllu(parse_conllu(two)) == "I don't know. Fine.\n\nI don't know. Fine.\n"
+
+
+def _reference_word_lines(sent) -> list[str]:
+    """The token and word lines as written column by column (each column checked, MISC items merged in order)."""
+    from swvp.data.text import _column, _token_misc, misc_items
+
+    def join(items):
+        return "|".join(items) if items else "_"
+
+    lines, n = [], 0
+    for t in sent.tokens:
+        misc = _token_misc(t)
+        if t.is_multiword:
+            lines.append(f"{n + 1}-{n + len(t.words)}\t{_column(t.form)}\t_\t_\t_\t_\t_\t_\t_\t{join(misc)}")
+        for w in t.words:
+            n += 1
+            items = misc_items(w.misc) if t.is_multiword else [*misc_items(w.misc), *misc]
+            lines.append("\t".join((str(n), _column(w.form), _column(w.lemma), _column(w.upos), _column(w.xpos),
+                                    _column(w.feats), "_" if w.head < 0 else str(w.head), _column(w.deprel), "_",
+                                    join(list(dict.fromkeys(items))))))
+    return lines
+
+
+def test_word_lines_equal_column_by_column_writing_and_refuse_what_it_refuses():
+    """Lines are joined first and checked once (nine tabs, no empty column, no line break): the same text, and the
+    same error for every column that cannot be written, as checking each column."""
+    import random
+
+    from swvp.data.text import Sentence, Token, Word, _sentence_parts
+
+    rng = random.Random(3)
+    values = ["x", "Ab", "_", "", "a\tb", "a\nb", "\t", "é", None, 7]
+    miscs = ["_", "", "A=1", "A=1|B=2", "SpaceAfter=No", "A=1|SpaceAfter=No|A=1", "A=1|A=1", "x\ty", "|"]
+    outcomes = set()
+    for _ in range(3000):
+        tokens = []
+        for _ in range(rng.randint(1, 3)):
+            words = [Word(rng.choice(values[:3]) if rng.random() < 0.7 else rng.choice(values)) for _ in
+                     range(rng.choice([1, 1, 1, 2]))]
+            for w in words:
+                for col in ("lemma", "upos", "xpos", "feats", "deprel"):
+                    if rng.random() < 0.15:
+                        setattr(w, col, rng.choice(values))
+                w.head = rng.choice([-1, 0, 2])
+                w.misc = rng.choice(miscs)
+            tokens.append(Token("ab" if len(words) > 1 else "a", words, space_after=rng.random() < 0.5,
+                                misc=rng.choice(miscs)))
+        sent = Sentence(tokens)
+        try:
+            expected = _reference_word_lines(sent)
+        except (ValueError, TypeError) as err:
+            with pytest.raises(type(err)) as got:
+                _sentence_parts(sent)
+            assert str(got.value) == str(err)
+            outcomes.add(type(err).__name__)
+            continue
+        assert _sentence_parts(sent)[1][1:] == expected
+        outcomes.add("written")
+    assert outcomes == {"written", "ValueError", "TypeError"}

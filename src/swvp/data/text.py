@@ -224,17 +224,40 @@ def _sentence_parts(sent: Sentence) -> tuple[list[str], list[str]]:
     for t in sent.tokens:
         if not t.words:
             raise ValueError(f"token {t.form!r} has no word")
-        misc = _token_misc(t)
-        if t.is_multiword:
+        if t.misc in _NO_MISC:  # the common case, as _token_misc makes it
+            misc = [] if t.space_after else [SPACE_AFTER_NO]
+        else:
+            misc = _token_misc(t)
+        multiword = t.is_multiword
+        if multiword:
             lines.append(f"{n + 1}-{n + len(t.words)}\t{_column(t.form)}\t_\t_\t_\t_\t_\t_\t_\t{_join_misc(misc)}")
         for w in t.words:
             n += 1
-            wmisc = misc_items(w.misc) if t.is_multiword else [*misc_items(w.misc), *misc]
-            head = _MISSING if w.head < 0 else str(w.head)
-            lines.append("\t".join((str(n), _column(w.form), _column(w.lemma), _column(w.upos), _column(w.xpos),
-                                    _column(w.feats), head, _column(w.deprel), _MISSING,
-                                    _join_misc(list(dict.fromkeys(wmisc))))))
+            if w.misc in _NO_MISC:
+                wmisc = _MISSING if multiword or not misc else misc[0] if len(misc) == 1 else \
+                    _join_misc(list(dict.fromkeys(misc)))
+            else:
+                items = misc_items(w.misc) if multiword else [*misc_items(w.misc), *misc]
+                wmisc = _join_misc(list(dict.fromkeys(items)))
+            lines.append(_word_line(n, w, _MISSING if w.head < 0 else str(w.head), wmisc))
     return marks, lines
+
+
+_NO_MISC = ("", _MISSING)
+
+
+def _word_line(n: int, w: Word, head: str, misc: str) -> str:
+    """The CoNLL-U line of word ``w``, the ``n``-th of its sentence (ValueError for a column that cannot be written:
+    empty, or holding a tab or a line break). The line is joined first and checked once: nine tabs, no empty
+    column, no line break; a line that fails is made column by column, which raises for the column at fault."""
+    try:
+        line = "\t".join((str(n), w.form, w.lemma, w.upos, w.xpos, w.feats, head, w.deprel, _MISSING, misc))
+    except TypeError:  # a column that is not a string
+        line = None
+    if line is None or line.count("\t") != 9 or "\t\t" in line or "\n" in line:
+        line = "\t".join((str(n), _column(w.form), _column(w.lemma), _column(w.upos), _column(w.xpos),
+                          _column(w.feats), head, _column(w.deprel), _MISSING, misc))
+    return line
 
 
 # ------------------------------------------------------------------------------------------------ from CoNLL-U
