@@ -40,12 +40,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 PAD = "<pad>"  # the atom beyond sentence ends (interned as id 1; id 0 is the unknown atom)
 
 
+@lru_cache(maxsize=1 << 16)
 def shape(word: str) -> str:
-    """Collapsed character classes, at most 12 long, e.g. 'McDonald-2' → 'AaAa-0'."""
+    """Collapsed character classes, at most 12 long, e.g. 'McDonald-2' → 'AaAa-0' (kept for the 65,536 most recent
+    words: the tagger and the lemmatizer ask for the same word types at every call)."""
     out = []
     for ch in word:
         c = "A" if ch.isupper() else "a" if ch.islower() else "0" if ch.isdigit() else ch
@@ -74,8 +77,8 @@ POS_ATOM = "pos"
 
 #: flags of the word type; ``rare`` and ``frequent`` come from the training counts instead
 WORD_FLAGS: dict[str, Callable[[str], bool]] = {
-    "digit": lambda t: any(c.isdigit() for c in t),
-    "upper": lambda t: any(c.isupper() for c in t),
+    "digit": lambda t: any(map(str.isdigit, t)),
+    "upper": lambda t: any(map(str.isupper, t)),
     "hyphen": lambda t: "-" in t,
     "title": lambda t: t[:1].isupper(),
 }
