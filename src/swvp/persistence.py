@@ -177,7 +177,7 @@ class _Writer:
 class _Reader:
     """The members of a file being read and the codec of its streams."""
 
-    def __init__(self, codec: str, members: dict[str, np.ndarray]):
+    def __init__(self, codec: str, members: _Members | dict[str, np.ndarray]):
         self.codec, self.members = codec, members
         self.used: set[str] = set()
 
@@ -582,7 +582,7 @@ def _header_text(header: dict) -> bytes:
         return json.dumps(header, allow_nan=False).encode("utf-8")
 
 
-def _unpack_v3(meta: dict, npz_members: dict[str, np.ndarray]) -> tuple[dict, dict]:
+def _unpack_v3(meta: dict, npz_members: _Members | dict[str, np.ndarray]) -> tuple[dict, dict]:
     """The full header and the arrays of a version 3 file, from its envelope and members."""
     codec, size = meta.get("codec"), meta.get("header_bytes")
     raw = npz_members.get(_HEADER)
