@@ -23,6 +23,7 @@ import numpy as np
 from numba.core.registry import cpu_target
 from numba.core.runtime import nrtdynmod, rtsys
 from swvp import _runtime_cache as rc
+from swvp._kernel_cache import runtime_folders
 
 compiled = []
 real_compile = rc._compile
@@ -31,7 +32,7 @@ if sys.argv[1] == "forbid":  # a warm cache: no compile of the runtime at all, n
     def refuse(*args):
         raise AssertionError("the runtime was compiled")
     rc._compile = nrtdynmod.compile_nrt_functions = refuse
-rc.initialize(cpu_target.target_context)
+rc.initialize(cpu_target.target_context, runtime_folders())
 assert rtsys._init
 
 

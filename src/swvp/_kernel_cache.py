@@ -172,6 +172,15 @@ _InTreeCacheLocator = getattr(caching, "InTreeCacheLocator", None) or caching._I
 _CacheImpl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 
 
+def runtime_folders() -> list[Path]:
+    """Where the runtime library's cache file (:mod:`swvp._runtime_cache`) may live, in order, as the kernels'
+    caches: ``NUMBA_CACHE_DIR``, else the package's ``__pycache__`` (shipped there by an install that compiled the
+    kernels), then the user's cache folder."""
+    if numba_config.CACHE_DIR:
+        return [Path(numba_config.CACHE_DIR) / "swvp"]
+    return [PACKAGE_ROOT / "__pycache__", _user_cache_root()]
+
+
 class KernelCacheLocator(_InTreeCacheLocator):
     """Where a swvp kernel's cache lives — ``NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` beside its source
     (shipped there by an install that compiled them), else a user cache folder when that one cannot be written —
@@ -319,7 +328,7 @@ def _load_without_refresh(self, sig, target_context):
         return _numba_load_overload[0](self, sig, target_context)
     from swvp import _runtime_cache
 
-    _runtime_cache.initialize(target_context)  # numba's rtsys.initialize, its compiled library cached
+    _runtime_cache.initialize(target_context, runtime_folders())  # numba's rtsys.initialize, its library cached
     with self._guard_against_spurious_io_errors():
         return self._load_overload(sig, target_context)
     return None  # the guard swallowed an I/O error: compile instead

@@ -13,7 +13,8 @@ kernel (its object code, and the bitcode that code compiled later links against)
 compiling it. The file's name is a digest of everything its code depends on: numba's and llvmlite's versions, the
 target machine (triple, CPU name and features: numba's ``magic_tuple``) and the IR text itself; its content carries
 its own digest, so a damaged or foreign file is compiled over, never run. Files are written atomically (temp file
-+ rename); processes that write at once write the same bytes.
++ rename); processes that write at once write the same bytes. The folders are the kernel cache's
+(:func:`swvp._kernel_cache.runtime_folders`), which calls :func:`initialize` when it loads a kernel.
 """
 
 from __future__ import annotations
@@ -34,16 +35,6 @@ _MAGIC = b"swvp-nrt-library 1\n"
 #: what :func:`initialize` relies on in numba's runtime (else numba's own ``rtsys.initialize`` runs)
 _CAN_CACHE = (hasattr(nrtdynmod, "create_nrt_module") and hasattr(type(rtsys), "library") and hasattr(rtsys, "_init")
               and hasattr(_nrt_python, "c_helpers"))
-
-
-def _folders() -> list[Path]:
-    """Where the file may live, in order: ``NUMBA_CACHE_DIR``, else beside swvp's kernels (the package's
-    ``__pycache__``, shipped there by an install that compiled them), then the user's cache folder."""
-    from swvp._kernel_cache import PACKAGE_ROOT, _user_cache_root
-
-    if numba_config.CACHE_DIR:
-        return [Path(numba_config.CACHE_DIR) / "swvp"]
-    return [PACKAGE_ROOT / "__pycache__", _user_cache_root()]
 
 
 def _key(target_context, ir_text: str) -> str:
@@ -123,9 +114,10 @@ def _save(folders: list[Path], name: str, data: bytes) -> None:
             return
 
 
-def initialize(target_context) -> None:
-    """Set up numba's runtime for ``target_context`` (a no-op once it is): the cached library where there is one,
-    else compiled and cached. Where numba's runtime is not as this module expects, numba's own set-up."""
+def initialize(target_context, folders: list[Path]) -> None:
+    """Set up numba's runtime for ``target_context`` (a no-op once it is): the cached library from the first of
+    ``folders`` that holds it, else compiled and written to the first that can be written. Where numba's runtime is
+    not as this module expects, numba's own set-up."""
     if rtsys._init:
         return
     if not _CAN_CACHE:
@@ -135,7 +127,6 @@ def initialize(target_context) -> None:
         if rtsys._init:
             return
         ir_text = str(nrtdynmod.create_nrt_module(target_context)[0])
-        folders = _folders()
         name = cache_file(target_context, Path(), ir_text).name
         _register_helpers()
         library = None
