@@ -118,3 +118,31 @@ def test_memoized_candidates_equal_fresh_ones_and_a_pickle_carries_no_memo():
     again = lex.candidates(calls[2], allowed=lambda form, y: False, fallback=9, memoize=True)
     assert np.array_equal(again[1], lex.candidates(calls[2], allowed=allowed, fallback=7)[1])  # from the memo
     assert pickle.loads(pickle.dumps(lex))._memo == {}
+
+
+def test_the_compiled_ranking_of_a_tail_free_lexicon_equals_the_python_one():
+    """Without tails and without a test (the tagger's lexicon), candidates are ranked in one compiled pass; they
+    equal the Python ranking's (an ``allowed`` that accepts everything takes that path) for seen, rare, unseen and
+    never-keyed forms, with and without gold, for any cap, rare count and fallback."""
+    rng = np.random.default_rng(4)
+    letters = list("abcdeABC")
+    for trial in range(60):
+        n_labels = int(rng.integers(1, 30))
+        vocab = ["".join(rng.choice(letters, int(rng.integers(1, 6)))) for _ in range(40)]
+        forms = [str(rng.choice(vocab)) for _ in range(300)]
+        keys = [str(rng.choice(["N", "V", ""])) for _ in forms]
+        labels = rng.integers(0, n_labels, len(forms))
+        cap, suffix, rare = int(rng.integers(1, 8)), int(rng.integers(0, 4)), int(rng.integers(1, 5))
+        lex = CandidateLexicon(cap, suffix_length=suffix, rare=rare).fit(forms, labels, keys=keys)
+        assert lex._tail_free
+        queries = [str(rng.choice(vocab)) if rng.random() < 0.5 else
+                   "".join(rng.choice(letters, int(rng.integers(1, 7)))) for _ in range(80)]
+        qkeys = [str(rng.choice(["N", "V", "", "X"])) for _ in queries]
+        fallback = int(rng.integers(0, 3))
+        gold = rng.integers(0, n_labels, len(queries)) if trial % 3 == 0 else None
+        compiled = lex.candidates(queries, qkeys, gold=gold, fallback=fallback)
+        python = lex.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=lambda f, y: True)
+        assert compiled[0].tolist() == python[0].tolist() and compiled[1].tolist() == python[1].tolist()
+        if gold is None:
+            lists = [compiled[1][compiled[0][i]:compiled[0][i + 1]].tolist() for i in range(len(queries))]
+            assert lists == [lex.type_candidates(q, k) or [fallback] for q, k in zip(queries, qkeys)]

@@ -25,6 +25,7 @@ from operator import itemgetter
 import numpy as np
 
 from swvp._config import INT
+from swvp.features._lexicon_kernels import tail_free_candidates
 from swvp.features.sequence import _ranges
 from swvp.features.string_ids import StringIds
 
@@ -298,13 +299,17 @@ class CandidateLexicon:
                 form_ids = [-1 if self._seen(fid)[1] <= 1 else fid for fid in form_ids]
             # guesser levels only for the types that take guesses (a frequent form has its own labels)
             chains = [self._chain(f, k) if self._guessed(fid) else [] for (f, k), fid in zip(todo, form_ids)]
-            level_ids = self._level_index.ids([lev for c in chains for lev in c], -1).tolist()
-            at = 0
-            found = {}
-            for (f, k), fid, chain in zip(todo, form_ids, chains):
-                levels = level_ids[at:at + len(chain)]
-                at += len(chain)
-                found[f, k] = self._ranked(f, fid, levels, allowed) or [fallback]
+            level_array = self._level_index.ids([lev for c in chains for lev in c], -1)
+            if allowed is None and self._tail_free:  # one row a level, no test: ranked in one compiled pass
+                found = self._tail_free_ranked(todo, form_ids, chains, level_array, fallback)
+            else:
+                level_ids = level_array.tolist()
+                at = 0
+                found = {}
+                for (f, k), fid, chain in zip(todo, form_ids, chains):
+                    levels = level_ids[at:at + len(chain)]
+                    at += len(chain)
+                    found[f, k] = self._ranked(f, fid, levels, allowed) or [fallback]
             for i, fk in enumerate(index):
                 if rows[i] is None:
                     rows[i] = row = found[fk]
@@ -320,6 +325,19 @@ class CandidateLexicon:
         if gold is not None:
             cptr, cand = _with_gold(cptr, cand, np.asarray(gold, INT), self.max_candidates)
         return cptr, cand
+
+    def _tail_free_ranked(self, todo: list[tuple[str, str]], form_ids: list[int], chains: list[list[str]],
+                          level_ids: np.ndarray, fallback: int) -> dict[tuple[str, str], list[int]]:
+        """:meth:`_ranked` (or ``[fallback]``) of every (form, key) of ``todo`` at once, for a lexicon whose labels
+        need no tail and a caller with no ``allowed`` test (:func:`swvp.features._lexicon_kernels.tail_free_candidates`:
+        the same lists, without a Python step per label)."""
+        counts, flat = tail_free_candidates(
+            np.asarray(form_ids, INT), _ptr([len(c) for c in chains]), level_ids, self._fptr, self._flabels,
+            self._fcounts, self._lptr, self._gptr, self._glabels, np.asarray(self._global_levels, INT),
+            self.max_candidates, self.rare, self.n_labels, int(fallback))
+        flat = flat.tolist()
+        cap = self.max_candidates
+        return {fk: flat[t * cap:t * cap + c] for t, (fk, c) in enumerate(zip(todo, counts.tolist()))}
 
     # -- persistence -------------------------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
