@@ -120,29 +120,54 @@ def test_memoized_candidates_equal_fresh_ones_and_a_pickle_carries_no_memo():
     assert pickle.loads(pickle.dumps(lex))._memo == {}
 
 
-def test_the_compiled_ranking_of_a_tail_free_lexicon_equals_the_python_one():
-    """Without tails and without a test (the tagger's lexicon), candidates are ranked in one compiled pass; they
-    equal the Python ranking's (an ``allowed`` that accepts everything takes that path) for seen, rare, unseen and
-    never-keyed forms, with and without gold, for any cap, rare count and fallback."""
-    rng = np.random.default_rng(4)
-    letters = list("abcdeABC")
+def _python_ranking(lex):
+    """The lexicon's candidate lists made by ``_ranked`` one type at a time (the reference of the compiled passes)."""
+    def ranked(todo, form_ids, chains, level_ids, allowed=None, fallback=0):
+        level_ids, at, found = level_ids.tolist(), 0, {}
+        for (f, k), fid, chain in zip(todo, form_ids, chains):
+            found[f, k] = lex._ranked(f, fid, level_ids[at:at + len(chain)], allowed) or [fallback]
+            at += len(chain)
+        return found
+
+    return ranked
+
+
+@pytest.mark.parametrize("tails", [False, True])
+def test_the_compiled_rankings_equal_the_python_one(tails):
+    """Candidates are ranked in compiled passes (a lexicon without tails and a caller without a test: one pass;
+    else the guesses in one pass, then the test); they equal ``_ranked``'s lists, type by type, for seen, rare,
+    unseen and never-keyed forms, tails of either case, tests that refuse labels, with and without gold, for any
+    cap, rare count and fallback."""
+    rng = np.random.default_rng(4 + tails)
+    letters = list("abcdeAB")
     for trial in range(60):
         n_labels = int(rng.integers(1, 30))
         vocab = ["".join(rng.choice(letters, int(rng.integers(1, 6)))) for _ in range(40)]
         forms = [str(rng.choice(vocab)) for _ in range(300)]
         keys = [str(rng.choice(["N", "V", ""])) for _ in forms]
         labels = rng.integers(0, n_labels, len(forms))
+        need = {y: str(rng.choice(["", "", "a", "b", "e", "ab", "Ab", "ce"])) for y in range(n_labels)}
+        need.update({y: None for y in rng.choice(n_labels, n_labels // 5, replace=False).tolist()})
         cap, suffix, rare = int(rng.integers(1, 8)), int(rng.integers(0, 4)), int(rng.integers(1, 5))
-        lex = CandidateLexicon(cap, suffix_length=suffix, rare=rare).fit(forms, labels, keys=keys)
-        assert lex._tail_free
+        lex = CandidateLexicon(cap, suffix_length=suffix, rare=rare).fit(
+            forms, labels, keys=keys, tail=need.get if tails else None)
+        assert lex._tail_free != tails or not any(need.values())
         queries = [str(rng.choice(vocab)) if rng.random() < 0.5 else
                    "".join(rng.choice(letters, int(rng.integers(1, 7)))) for _ in range(80)]
         qkeys = [str(rng.choice(["N", "V", "", "X"])) for _ in queries]
         fallback = int(rng.integers(0, 3))
         gold = rng.integers(0, n_labels, len(queries)) if trial % 3 == 0 else None
-        compiled = lex.candidates(queries, qkeys, gold=gold, fallback=fallback)
-        python = lex.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=lambda f, y: True)
-        assert compiled[0].tolist() == python[0].tolist() and compiled[1].tolist() == python[1].tolist()
-        if gold is None:
-            lists = [compiled[1][compiled[0][i]:compiled[0][i + 1]].tolist() for i in range(len(queries))]
-            assert lists == [lex.type_candidates(q, k) or [fallback] for q, k in zip(queries, qkeys)]
+        refused = set(rng.choice(n_labels, n_labels // 3, replace=False).tolist())
+        for allowed in (None, lambda f, y: y not in refused and (y % 2 == 0 or "a" in f)):
+            compiled = lex.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=allowed)
+            reference = CandidateLexicon.from_state(*lex.state())
+            ranked = _python_ranking(reference)
+            reference._filtered_ranked = ranked
+            reference._tail_free_ranked = lambda todo, ids, chains, levels, fallback: ranked(todo, ids, chains, levels,
+                                                                                             None, fallback)
+            python = reference.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=allowed)
+            assert compiled[0].tolist() == python[0].tolist() and compiled[1].tolist() == python[1].tolist()
+            if gold is None:
+                lists = [compiled[1][compiled[0][i]:compiled[0][i + 1]].tolist() for i in range(len(queries))]
+                assert lists == [lex.type_candidates(q, k, allowed=allowed) or [fallback]
+                                 for q, k in zip(queries, qkeys)]

@@ -25,7 +25,7 @@ from operator import itemgetter
 import numpy as np
 
 from swvp._config import INT
-from swvp.features._lexicon_kernels import tail_free_candidates
+from swvp.features._lexicon_kernels import guess_sequences, tail_free_candidates
 from swvp.features.sequence import _ranges
 from swvp.features.string_ids import StringIds
 
@@ -148,6 +148,8 @@ class CandidateLexicon:
         self._tail_free = all(t == "" for t in tails)
         self._global_levels = [i for i, lev in enumerate(levels) if lev.startswith(_GLOBAL)]
         self._memo: dict[tuple[str, str], list[int]] = {}
+        self._tail_index: StringIds | None = None  # the distinct tails, and each row's tail id: built when first read
+        self._row_tails: np.ndarray | None = None
 
     def _seen(self, f: int) -> tuple[list[int], int]:
         """The labels (most frequent first) of form key id ``f`` (-1: not seen) and how often it was seen."""
@@ -303,13 +305,7 @@ class CandidateLexicon:
             if allowed is None and self._tail_free:  # one row a level, no test: ranked in one compiled pass
                 found = self._tail_free_ranked(todo, form_ids, chains, level_array, fallback)
             else:
-                level_ids = level_array.tolist()
-                at = 0
-                found = {}
-                for (f, k), fid, chain in zip(todo, form_ids, chains):
-                    levels = level_ids[at:at + len(chain)]
-                    at += len(chain)
-                    found[f, k] = self._ranked(f, fid, levels, allowed) or [fallback]
+                found = self._filtered_ranked(todo, form_ids, chains, level_array, allowed, fallback)
             for i, fk in enumerate(index):
                 if rows[i] is None:
                     rows[i] = row = found[fk]
@@ -338,6 +334,37 @@ class CandidateLexicon:
         flat = flat.tolist()
         cap = self.max_candidates
         return {fk: flat[t * cap:t * cap + c] for t, (fk, c) in enumerate(zip(todo, counts.tolist()))}
+
+    def _filtered_ranked(self, todo: list[tuple[str, str]], form_ids: list[int], chains: list[list[str]],
+                         level_ids: np.ndarray, allowed: Callable[[str, int], bool] | None,
+                         fallback: int) -> dict[tuple[str, str], list[int]]:
+        """:meth:`_ranked` (or ``[fallback]``) of every (form, key) of ``todo``: the guessed labels of all of them
+        in rank order from one compiled pass (:func:`~swvp.features._lexicon_kernels.guess_sequences`), then each
+        type's dictionary labels and those guesses that ``allowed`` accepts, up to ``max_candidates``. A label
+        ``allowed`` refuses is refused wherever it comes again, so testing only its first place ranks as
+        :meth:`_ranked` does; a type left with nothing takes the global levels there."""
+        if self._row_tails is None:  # the tails as ids, once: the kernel compares ids, not strings
+            self._tail_index = StringIds(list(dict.fromkeys(self._tails)))
+            self._row_tails = self._tail_index.ids(self._tails, -1)
+        tails = [self._tails_of(f, f.lower()) if chain else [] for (f, _), chain in zip(todo, chains)]
+        ptr, guesses = guess_sequences(
+            np.asarray(form_ids, INT), _ptr([len(c) for c in chains]), level_ids, _ptr([len(t) for t in tails]),
+            self._tail_index.ids([t for ts in tails for t in ts], -1), self._fptr, self._flabels, self._lptr,
+            self._row_tails, self._gptr, self._glabels, self._gcounts, self.n_labels)
+        ptr, guesses = ptr.tolist(), guesses.tolist()
+        cap = self.max_candidates
+        found = {}
+        for t, ((f, k), fid) in enumerate(zip(todo, form_ids)):
+            out = self._seen(fid)[0][:cap]
+            for y in guesses[ptr[t]:ptr[t + 1]]:
+                if len(out) >= cap:
+                    break
+                if allowed is None or allowed(f, y):
+                    out.append(y)
+            if not out and chains[t]:  # nothing guessed passed: every key's global level, as _ranked then reads
+                out = self._ranked(f, fid, [], allowed)
+            found[f, k] = out or [fallback]
+        return found
 
     # -- persistence -------------------------------------------------------------------------------------------
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
