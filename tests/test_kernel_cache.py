@@ -278,3 +278,48 @@ def test_other_packages_kernels_load_through_numbas_own_path():
     finally:
         kc._numba_load_overload[0] = original
     assert calls == [(cache, "sig", "ctx")]
+
+
+def test_a_compile_first_imports_every_registrant_and_a_load_does_not(monkeypatch):
+    """Before swvp's first compile in a process (a cache miss), every module that registers implementations with a
+    registry of swvp._dispatch is imported, so that no overload of a stub appears while a kernel is typed (a
+    registrant imported then made the typer fail: 'Cannot unify Function(n_steps) and Function(n_steps)'). Loads
+    from the cache import nothing more."""
+    import contextlib
+
+    calls = []
+    monkeypatch.setattr(kc, "import_registrants", lambda: calls.append("imported"))
+    monkeypatch.setattr(kc, "runtime_folders", lambda: [])
+    from swvp import _runtime_cache
+
+    monkeypatch.setattr(_runtime_cache, "initialize", lambda ctx, folders: None)
+
+    class Cache:
+        _impl = type("Impl", (), {"locator": object.__new__(kc.KernelCacheLocator)})()
+
+        def __init__(self, found):
+            self.found = found
+
+        def _guard_against_spurious_io_errors(self):
+            return contextlib.nullcontext()
+
+        def _load_overload(self, sig, ctx):
+            return self.found
+
+    assert kc._load_without_refresh(Cache("code"), "sig", "ctx") == "code" and calls == []
+    assert kc._load_without_refresh(Cache(None), "sig", "ctx") is None and calls == ["imported"]
+
+
+def test_import_registrants_imports_every_registrant():
+    child = textwrap.dedent("""
+        import json, os, sys
+        from swvp import _kernel_cache as kc
+        kc.import_registrants()
+        root = str(kc.PACKAGE_ROOT)
+        files = {f for fs in kc._registrants().values() for f in fs}
+        loaded = {os.path.realpath(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)}
+        print(json.dumps({"registrants": len(files), "missing": sorted(files - loaded)}))
+        """)
+    out = json.loads(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert out["registrants"] >= 5 and out["missing"] == []
