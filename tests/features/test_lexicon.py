@@ -158,13 +158,13 @@ def test_the_compiled_rankings_equal_the_python_one(tails):
         fallback = int(rng.integers(0, 3))
         gold = rng.integers(0, n_labels, len(queries)) if trial % 3 == 0 else None
         refused = set(rng.choice(n_labels, n_labels // 3, replace=False).tolist())
-        for allowed in (None, lambda f, y: y not in refused and (y % 2 == 0 or "a" in f)):
+        for allowed in (None, lambda f, y, refused=refused: y not in refused and (y % 2 == 0 or "a" in f)):
             compiled = lex.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=allowed)
             reference = CandidateLexicon.from_state(*lex.state())
             ranked = _python_ranking(reference)
             reference._filtered_ranked = ranked
-            reference._tail_free_ranked = lambda todo, ids, chains, levels, fallback: ranked(todo, ids, chains, levels,
-                                                                                             None, fallback)
+            reference._tail_free_ranked = lambda todo, ids, chains, levels, fallback, ranked=ranked: ranked(
+                todo, ids, chains, levels, None, fallback)
             python = reference.candidates(queries, qkeys, gold=gold, fallback=fallback, allowed=allowed)
             assert compiled[0].tolist() == python[0].tolist() and compiled[1].tolist() == python[1].tolist()
             if gold is None:
