@@ -280,18 +280,17 @@ def test_other_packages_kernels_load_through_numbas_own_path():
     assert calls == [(cache, "sig", "ctx")]
 
 
-def test_a_compile_first_imports_every_registrant_and_a_load_does_not(monkeypatch):
-    """Before swvp's first compile in a process (a cache miss), every module that registers implementations with a
-    registry of swvp._dispatch is imported, so that no overload of a stub appears while a kernel is typed (a
-    registrant imported then made the typer fail: 'Cannot unify Function(n_steps) and Function(n_steps)'). Loads
-    from the cache import nothing more."""
+def test_a_cache_miss_runs_the_compile_hooks_and_a_load_does_not(monkeypatch):
+    """Before swvp's first compile in a process (a cache miss) the hooks of swvp._compile_hooks run, so that every
+    structure's overloads exist before a kernel is typed (one imported during the typing made it fail: 'Cannot unify
+    Function(n_steps) and Function(n_steps)'). Loads from the cache run nothing."""
     import contextlib
 
-    calls = []
-    monkeypatch.setattr(kc, "import_registrants", lambda: calls.append("imported"))
-    monkeypatch.setattr(kc, "runtime_folders", lambda: [])
-    from swvp import _runtime_cache
+    from swvp import _compile_hooks, _runtime_cache
 
+    calls = []
+    monkeypatch.setattr(_compile_hooks, "run", lambda: calls.append("hooks"))
+    monkeypatch.setattr(kc, "runtime_folders", lambda: [])
     monkeypatch.setattr(_runtime_cache, "initialize", lambda ctx, folders: None)
 
     class Cache:
@@ -307,19 +306,27 @@ def test_a_compile_first_imports_every_registrant_and_a_load_does_not(monkeypatc
             return self.found
 
     assert kc._load_without_refresh(Cache("code"), "sig", "ctx") == "code" and calls == []
-    assert kc._load_without_refresh(Cache(None), "sig", "ctx") is None and calls == ["imported"]
+    assert kc._load_without_refresh(Cache(None), "sig", "ctx") is None and calls == ["hooks"]
 
 
-def test_import_registrants_imports_every_registrant():
+def test_the_compile_hooks_import_every_registrant_once():
+    """The hook swvp.tasks installs imports every module that registers implementations with a _dispatch registry
+    (the structures' operations, the lazy k-best graphs); hooks run once, and one added later runs at once."""
     child = textwrap.dedent("""
         import json, os, sys
-        from swvp import _kernel_cache as kc
-        kc.import_registrants()
-        root = str(kc.PACKAGE_ROOT)
+        import swvp
+        from swvp import _compile_hooks, _kernel_cache as kc
         files = {f for fs in kc._registrants().values() for f in fs}
-        loaded = {os.path.realpath(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)}
-        print(json.dumps({"registrants": len(files), "missing": sorted(files - loaded)}))
+        def loaded():
+            return {os.path.realpath(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)}
+        before = sorted(files - loaded())
+        _compile_hooks.run()
+        calls = []
+        _compile_hooks.run()
+        _compile_hooks.before_first_compile(lambda: calls.append(1))
+        print(json.dumps({"registrants": len(files), "before": len(before), "missing": sorted(files - loaded()),
+                          "late_hook": calls}))
         """)
     out = json.loads(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                                     check=True).stdout)
-    assert out["registrants"] >= 5 and out["missing"] == []
+    assert out["registrants"] >= 5 and out["before"] > 0 and out["missing"] == [] and out["late_hook"] == [1]

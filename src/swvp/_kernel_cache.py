@@ -332,34 +332,11 @@ def _load_without_refresh(self, sig, target_context):
     loaded = None  # stays None when the guard swallows an I/O error: compiled instead
     with self._guard_against_spurious_io_errors():
         loaded = self._load_overload(sig, target_context)
-    if loaded is None:  # numba compiles it next: every implementation registered before its typing starts
-        import_registrants()
+    if loaded is None:  # numba compiles it next: what must be in place before its typing starts (_compile_hooks)
+        from swvp import _compile_hooks
+
+        _compile_hooks.run()
     return loaded
-
-
-_registrants_imported = False
-
-
-def import_registrants() -> None:
-    """Import, once, every module that registers implementations with a registry of :mod:`swvp._dispatch` (the
-    structures' operations of :mod:`swvp.learn.ops`, the lazy k-best graphs).
-
-    Run before swvp's first compile in a process. A kernel is typed against the overloads registered so far; a
-    registrant imported in the middle of its typing — by a cached kernel loaded then, whose index names the types of
-    a structure not yet imported — adds an overload of a stub, numba's next refresh replaces the stub's type, and the
-    typer fails ("Cannot unify Function(n_steps) and Function(n_steps)": ``swvp predict --nbest`` of a graph parser
-    did so in every process while a shared kernel's cache held a candidate tagger's entries)."""
-    global _registrants_imported
-    if _registrants_imported:
-        return
-    _registrants_imported = True
-    import importlib
-
-    root = str(PACKAGE_ROOT)
-    for files in _registrants().values():
-        for f in files:
-            parts = os.path.relpath(f, root)[:-len(".py")].split(os.sep)
-            importlib.import_module(".".join(["swvp", *(parts[:-1] if parts[-1] == "__init__" else parts)]))
 
 
 # ------------------------------------------------------------------------------------------ saying we compile

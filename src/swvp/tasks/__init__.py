@@ -17,6 +17,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
+from swvp import _compile_hooks
 from swvp.exceptions import ModelFormatError
 
 
@@ -42,6 +43,21 @@ KINDS: dict[str, Kind] = {
     "lemmatizer": Kind("swvp.tasks.lemmatizer", "Lemmatizer", "document"),
     "pipeline": Kind("swvp.tasks.pipeline", "Pipeline", "document"),
 }
+def _import_structures() -> None:
+    """Import every structure's compiled operations (:mod:`swvp.learn.ops` registrations) and, through them, the
+    lazy k-best graphs: run before swvp's first compile in a process (:mod:`swvp._compile_hooks`). A structure
+    imported while a kernel is being typed — by a cached kernel loaded then, whose index names its types — added
+    an overload of a stub under the typer, and numba's next refresh failed it ("Cannot unify Function(n_steps) and
+    Function(n_steps)": ``swvp predict --nbest`` of a graph parser, after a pipeline had filled the cache)."""
+    import swvp.problems.candidates
+    import swvp.problems.chain
+    import swvp.problems.latent
+    import swvp.problems.transition
+    import swvp.problems.tree  # noqa: F401
+
+
+_compile_hooks.before_first_compile(_import_structures)
+
 #: the kinds whose models read and write documents (``swvp parse``, document ``predict`` / ``evaluate``)
 DOCUMENT_KINDS = tuple(kind for kind, k in KINDS.items() if k.family == "document")
 _CLASSES = {k.cls: k.module for k in KINDS.values()}
