@@ -43,6 +43,8 @@ KINDS: dict[str, Kind] = {
     "lemmatizer": Kind("swvp.tasks.lemmatizer", "Lemmatizer", "document"),
     "pipeline": Kind("swvp.tasks.pipeline", "Pipeline", "document"),
 }
+
+
 def _import_structures() -> None:
     """Import every structure's compiled operations (:mod:`swvp.learn.ops` registrations) and, through them, the
     lazy k-best graphs: run before swvp's first compile in a process (:mod:`swvp._compile_hooks`). A structure
@@ -57,6 +59,7 @@ def _import_structures() -> None:
 
 
 _compile_hooks.before_first_compile(_import_structures)
+
 
 #: the kinds whose models read and write documents (``swvp parse``, document ``predict`` / ``evaluate``)
 DOCUMENT_KINDS = tuple(kind for kind, k in KINDS.items() if k.family == "document")
