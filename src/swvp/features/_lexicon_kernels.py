@@ -1,9 +1,11 @@
-"""Compiled kernel of :class:`swvp.features.lexicon.CandidateLexicon`: the candidates of word types whose guesser
-levels each hold one row (a lexicon whose labels need no tail, as the tagger's) and whose labels need no test.
+"""Compiled kernels of :class:`swvp.features.lexicon.CandidateLexicon`: the candidates of many word types in one pass
+(:func:`tail_free_candidates`: a lexicon whose labels need no tail, as the tagger's, asked without a test) and the
+ranked guesses a test then filters (:func:`guess_sequences`: labels that need tails, as the lemmatizer's).
 
 Arrays and scalars only (DESIGN.md principle 7). The dictionary's row of form key f is labels
-``flabels[fptr[f]:fptr[f + 1]]`` (most frequent first, counts ``fcounts``); guesser level l's one row is
-``lptr[l]``, its labels ``glabels[gptr[row]:gptr[row + 1]]`` (most types first).
+``flabels[fptr[f]:fptr[f + 1]]`` (most frequent first, counts ``fcounts``); guesser level l's rows are
+``lptr[l] .. lptr[l + 1]`` (one per tail), row r's labels ``glabels[gptr[r]:gptr[r + 1]]`` (most types first,
+counts ``gcounts``).
 """
 
 from __future__ import annotations
