@@ -25,7 +25,7 @@ from operator import itemgetter
 import numpy as np
 
 from swvp._config import INT
-from swvp.features._lexicon_kernels import guess_sequences, tail_free_candidates
+from swvp.features._lexicon_kernels import guess_sequences
 from swvp.features.sequence import _ranges
 from swvp.features.string_ids import StringIds
 
@@ -302,10 +302,7 @@ class CandidateLexicon:
             # guesser levels only for the types that take guesses (a frequent form has its own labels)
             chains = [self._chain(f, k) if self._guessed(fid) else [] for (f, k), fid in zip(todo, form_ids)]
             level_array = self._level_index.ids([lev for c in chains for lev in c], -1)
-            if allowed is None and self._tail_free:  # one row a level, no test: ranked in one compiled pass
-                found = self._tail_free_ranked(todo, form_ids, chains, level_array, fallback)
-            else:
-                found = self._filtered_ranked(todo, form_ids, chains, level_array, allowed, fallback)
+            found = self._compiled_ranked(todo, form_ids, chains, level_array, allowed, fallback)
             for i, fk in enumerate(index):
                 if rows[i] is None:
                     rows[i] = row = found[fk]
@@ -322,27 +319,15 @@ class CandidateLexicon:
             cptr, cand = _with_gold(cptr, cand, np.asarray(gold, INT), self.max_candidates)
         return cptr, cand
 
-    def _tail_free_ranked(self, todo: list[tuple[str, str]], form_ids: list[int], chains: list[list[str]],
-                          level_ids: np.ndarray, fallback: int) -> dict[tuple[str, str], list[int]]:
-        """:meth:`_ranked` (or ``[fallback]``) of every (form, key) of ``todo`` at once, for a lexicon whose labels
-        need no tail and a caller with no ``allowed`` test (:func:`swvp.features._lexicon_kernels.tail_free_candidates`:
-        the same lists, without a Python step per label)."""
-        counts, flat = tail_free_candidates(
-            np.asarray(form_ids, INT), _ptr([len(c) for c in chains]), level_ids, self._fptr, self._flabels,
-            self._fcounts, self._lptr, self._gptr, self._glabels, np.asarray(self._global_levels, INT),
-            self.max_candidates, self.rare, self.n_labels, int(fallback))
-        flat = flat.tolist()
-        cap = self.max_candidates
-        return {fk: flat[t * cap:t * cap + c] for t, (fk, c) in enumerate(zip(todo, counts.tolist()))}
-
-    def _filtered_ranked(self, todo: list[tuple[str, str]], form_ids: list[int], chains: list[list[str]],
+    def _compiled_ranked(self, todo: list[tuple[str, str]], form_ids: list[int], chains: list[list[str]],
                          level_ids: np.ndarray, allowed: Callable[[str, int], bool] | None,
                          fallback: int) -> dict[tuple[str, str], list[int]]:
         """:meth:`_ranked` (or ``[fallback]``) of every (form, key) of ``todo``: the guessed labels of all of them
-        in rank order from one compiled pass (:func:`~swvp.features._lexicon_kernels.guess_sequences`), then each
-        type's dictionary labels and those guesses that ``allowed`` accepts, up to ``max_candidates``. A label
-        ``allowed`` refuses is refused wherever it comes again, so testing only its first place ranks as
-        :meth:`_ranked` does; a type left with nothing takes the global levels there."""
+        in rank order from one compiled pass (:func:`~swvp.features._lexicon_kernels.guess_sequences`; without a
+        test, only as many as fill ``max_candidates``), then each type's dictionary labels and those guesses that
+        ``allowed`` accepts, up to ``max_candidates``. A label ``allowed`` refuses is refused wherever it comes
+        again, so testing only its first place ranks as :meth:`_ranked` does; a type left with nothing takes the
+        global levels there."""
         if self._row_tails is None:  # the tails as ids, once: the kernel compares ids, not strings
             self._tail_index = StringIds(list(dict.fromkeys(self._tails)))
             self._row_tails = self._tail_index.ids(self._tails, -1)
@@ -350,17 +335,21 @@ class CandidateLexicon:
         ptr, guesses = guess_sequences(
             np.asarray(form_ids, INT), _ptr([len(c) for c in chains]), level_ids, _ptr([len(t) for t in tails]),
             self._tail_index.ids([t for ts in tails for t in ts], -1), self._fptr, self._flabels, self._lptr,
-            self._row_tails, self._gptr, self._glabels, self._gcounts, self.n_labels)
+            self._row_tails, self._gptr, self._glabels, self._gcounts, self.n_labels,
+            self.max_candidates if allowed is None else 0)
         ptr, guesses = ptr.tolist(), guesses.tolist()
         cap = self.max_candidates
         found = {}
         for t, ((f, k), fid) in enumerate(zip(todo, form_ids)):
             out = self._seen(fid)[0][:cap]
-            for y in guesses[ptr[t]:ptr[t + 1]]:
-                if len(out) >= cap:
-                    break
-                if allowed is None or allowed(f, y):
-                    out.append(y)
+            if allowed is None:  # the kernel took no more than fill the cap
+                out += guesses[ptr[t]:ptr[t + 1]]
+            else:
+                for y in guesses[ptr[t]:ptr[t + 1]]:
+                    if len(out) >= cap:
+                        break
+                    if allowed(f, y):
+                        out.append(y)
             if not out and chains[t]:  # nothing guessed passed: every key's global level, as _ranked then reads
                 out = self._ranked(f, fid, [], allowed)
             found[f, k] = out or [fallback]
